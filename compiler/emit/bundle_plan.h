@@ -1,0 +1,128 @@
+// The compiled bundle as plain data (DESIGN 8: plan in pure code). The pipeline pass fills a
+// BundlePlan; WriteBundle serializes it to the .vkqb layout; barrier insertion and requirement
+// derivation are pure functions over it, unit-tested without a GPU.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vkqc {
+
+enum class SliceKind : uint8_t { Weights = 0, Arena = 1, Input = 2, Output = 3 };
+
+struct PlanSlice {
+  SliceKind kind = SliceKind::Arena;
+  uint32_t index = 0;   // input/output number; 0 for weights and arena
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  bool written = false;  // the dispatch writes this binding (else reads it)
+};
+
+struct PlanDispatch {
+  uint32_t pipeline = 0;
+  std::vector<PlanSlice> buffers;  // binding order
+  std::vector<uint8_t> push;
+  uint32_t group_count[3] = {1, 1, 1};
+  uint32_t layer = 0;
+};
+
+struct PlanCommand {
+  bool is_barrier = false;
+  PlanDispatch dispatch;  // valid when !is_barrier
+};
+
+struct PlanSpec {
+  uint32_t id = 0, value = 0;
+};
+
+struct PlanPipeline {
+  std::string name;
+  uint32_t module = 0;
+  std::vector<PlanSpec> spec;
+  uint32_t local_size[3] = {1, 1, 1};
+  uint32_t push_constant_size = 0;
+  std::vector<uint32_t> bindings;
+  uint32_t required_subgroup_size = 0;
+  uint32_t shared_memory_bytes = 0;
+  bool int_dot = false;
+  bool subgroup_arithmetic = false;
+};
+
+struct PlanModule {
+  std::string name;
+  std::vector<uint32_t> spirv;
+  uint64_t hash = 0;
+};
+
+struct PlanIo {
+  std::string name;
+  std::vector<int64_t> shape;
+  uint8_t dtype = 0;  // schema DType
+  uint64_t size = 0;
+  uint8_t scheme = 0;
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+};
+
+struct PlanLayer {
+  std::string name, op, variant, reason, detail;
+  uint32_t first_command = 0, command_count = 0;
+  uint64_t weight_bytes = 0;
+  bool integer_path = false;
+  uint64_t flops = 0;
+};
+
+struct PlanTensor {
+  std::string name;
+  uint64_t offset = 0, size = 0;
+  uint32_t first_command = 0, last_command = 0;
+};
+
+struct PlanProgram {
+  std::string name;
+  uint32_t tokens = 0;
+  uint64_t arena_size = 0;
+  std::vector<PlanIo> inputs, outputs;
+  std::vector<PlanCommand> commands;
+  std::vector<PlanLayer> layers;
+  std::vector<PlanTensor> arena_tensors;
+};
+
+struct PlanRequirements {
+  uint32_t api_version = 0;
+  bool shader_integer_dot_product = false;
+  bool subgroup_arithmetic = false;
+  uint32_t required_subgroup_size = 0;
+  uint32_t max_compute_shared_memory_size = 0;
+  uint32_t max_compute_work_group_invocations = 0;
+  uint32_t max_compute_work_group_size[3] = {0, 0, 0};
+  uint32_t max_compute_work_group_count[3] = {0, 0, 0};
+  uint64_t max_storage_buffer_range = 0;
+  uint32_t max_per_stage_descriptor_storage_buffers = 0;
+  uint32_t max_push_constants_size = 0;
+  uint32_t min_storage_buffer_offset_alignment = 0;
+  std::vector<std::string> extensions;
+};
+
+struct BundlePlan {
+  std::string compiler_version;
+  std::string target_profile;
+  uint64_t graph_hash = 0;
+  PlanRequirements requirements;
+  std::vector<PlanModule> modules;
+  std::vector<PlanPipeline> pipelines;
+  std::vector<PlanProgram> programs;
+  std::vector<uint8_t> weights;  // the weight segment
+};
+
+// Inserts a compute->compute barrier before each dispatch that reads or writes a range an
+// earlier dispatch (since the last barrier) wrote, or writes a range one of them read.
+std::vector<PlanCommand> InsertBarriers(const std::vector<PlanDispatch>& dispatches);
+
+// Derives the bundle's requirements from the pipelines and dispatches actually used.
+PlanRequirements DeriveRequirements(const BundlePlan& plan, uint32_t offset_alignment);
+
+// Serializes to the .vkqb layout: [u32 size][flatbuffer VKQB][pad to 64][weight segment].
+std::vector<uint8_t> WriteBundle(const BundlePlan& plan);
+
+}  // namespace vkqc

@@ -1,0 +1,81 @@
+// In-memory graph IR: what the .vkqg holds, in plain C++ types.
+// Ownership: a Graph owns its tensors; constant bytes are shared views into one immutable
+// blob (the file that was read, or the buffers an importer built), so copies are cheap.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vkqc::ir {
+
+enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2, U8 = 3, I4 = 4, U4 = 5, I32 = 6 };
+const char* DTypeName(DType t);
+// Bits per element (4 for I4/U4).
+int DTypeBits(DType t);
+
+// Same numbering as schema/graph.fbs Scheme.
+enum class Scheme : uint8_t {
+  None = 0, Q8CSW = 1, Q4GSW = 2, Q4GAW = 3, Q8TA = 4, DQ8CA = 5, Q8TO = 6, Float = 7
+};
+const char* SchemeName(Scheme s);  // "q8csw", ...
+
+struct Quant {
+  Scheme scheme = Scheme::None;
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  int32_t axis = 0;
+  int32_t group_size = 0;
+};
+
+// A read-only view of constant bytes kept alive by `owner`.
+struct ConstData {
+  std::shared_ptr<const std::vector<uint8_t>> owner;
+  size_t offset = 0;
+  size_t size = 0;
+  const uint8_t* data() const { return owner ? owner->data() + offset : nullptr; }
+};
+
+constexpr int64_t kSymbolicDim = -1;
+
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> shape;  // kSymbolicDim allowed as the leading dimension
+  DType dtype = DType::F32;
+  std::optional<Quant> quant;
+  std::optional<ConstData> data;  // set for constants (weights, bias)
+  bool is_constant() const { return data.has_value(); }
+  // Elements, with the symbolic dimension replaced by `tokens`.
+  int64_t NumElements(int64_t tokens = 1) const;
+};
+
+enum class OpType : uint16_t { Linear = 0 };
+const char* OpTypeName(OpType t);
+
+struct LinearAttrs {
+  Quant input_quant;      // scheme Float/None = weight-only; Q8TA = static per tensor
+  bool fused_relu = false;
+  Quant output_quant;     // scheme None = float output
+};
+
+struct Op {
+  std::string name;
+  OpType type = OpType::Linear;
+  std::vector<int> inputs;   // tensor indices
+  std::vector<int> outputs;
+  LinearAttrs linear;        // valid when type == Linear
+};
+
+struct Graph {
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::string symbolic_dim = "tokens";
+
+  int FindTensor(const std::string& name) const;  // -1 if absent
+  bool HasSymbolicDim() const;
+};
+
+}  // namespace vkqc::ir

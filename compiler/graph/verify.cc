@@ -1,0 +1,423 @@
+// Graph verification. Tensor and graph-structure rules first, then one rule per op type from
+// kOpRules (arity + a type-specific check). A new op type adds one entry and one function.
+#include "compiler/graph/verify.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace vkqc {
+namespace {
+
+using ir::DType;
+using ir::Graph;
+using ir::Scheme;
+using ir::Tensor;
+
+// Elements above this are refused so that element and byte counts never overflow int64.
+constexpr int64_t kMaxElements = int64_t{1} << 56;
+
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+std::string Dims(const Graph& g, const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i] == ir::kSymbolicDim ? g.symbolic_dim : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string DimName(const Graph& g, int64_t d) {
+  return d == ir::kSymbolicDim ? g.symbolic_dim : std::to_string(d);
+}
+
+bool ValidDType(DType t) { return ir::DTypeBits(t) != 0; }
+bool ValidScheme(Scheme s) {
+  return static_cast<uint8_t>(s) <= static_cast<uint8_t>(Scheme::Float);
+}
+
+// Bytes a constant of `t`'s shape and dtype occupies (sub-byte types packed two per byte);
+// -1 if the shape is not concrete or too large.
+int64_t ExpectedBytes(const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape) {
+    if (d < 0) return -1;
+    if (d != 0 && n > kMaxElements / d) return -1;
+    n *= d;
+  }
+  return (n * ir::DTypeBits(t.dtype) + 7) / 8;
+}
+
+struct TensorCtx {
+  const std::string& origin;
+  const Tensor& t;
+  Error Fail(const std::string& what) const {
+    return UserError(origin + ": tensor " + Quote(t.name) + ": " + what);
+  }
+};
+
+Status CheckQuantArrays(const TensorCtx& c, const ir::Quant& q) {
+  if (!ValidScheme(q.scheme)) {
+    return c.Fail("unknown quantization scheme " + std::to_string(static_cast<int>(q.scheme)) +
+                  "; the file may come from a newer vkqc");
+  }
+  if (!q.zero_points.empty() && q.zero_points.size() != q.scales.size()) {
+    return c.Fail("has " + std::to_string(q.scales.size()) + " scales but " +
+                  std::to_string(q.zero_points.size()) +
+                  " zero points; give one zero point per scale, or none");
+  }
+  for (size_t i = 0; i < q.scales.size(); ++i) {
+    float s = q.scales[i];
+    if (!std::isfinite(s) || s <= 0.0f) {
+      return c.Fail("scale[" + std::to_string(i) + "] is " + std::to_string(s) +
+                    "; quantization scales must be finite and > 0 (re-export the weights)");
+    }
+  }
+  if (q.group_size < 0) return c.Fail("group_size must be >= 0");
+  const int rank = static_cast<int>(c.t.shape.size());
+  if (q.axis < 0 || (rank > 0 && q.axis >= rank) || (rank == 0 && q.axis != 0)) {
+    return c.Fail("quantization axis " + std::to_string(q.axis) + " is outside the tensor's " +
+                  std::to_string(rank) + " dimensions");
+  }
+  return {};
+}
+
+Status CheckTensor(const Graph& g, const std::string& origin, const Tensor& t) {
+  TensorCtx c{origin, t};
+  if (!ValidDType(t.dtype)) {
+    return c.Fail("unknown dtype " + std::to_string(static_cast<int>(t.dtype)) +
+                  "; the file may come from a newer vkqc");
+  }
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    int64_t d = t.shape[i];
+    if (d == ir::kSymbolicDim) {
+      if (t.is_constant()) {
+        return c.Fail("is a constant but has the symbolic dimension " + Quote(g.symbolic_dim) +
+                      " in shape " + Dims(g, t.shape) + "; constants need concrete shapes");
+      }
+      if (i != 0) {
+        return c.Fail("the symbolic dimension " + Quote(g.symbolic_dim) +
+                      " may only lead the shape, but shape is " + Dims(g, t.shape));
+      }
+    } else if (d < 1) {
+      return c.Fail("dimension " + std::to_string(i) + " is " + std::to_string(d) +
+                    "; dimensions must be >= 1 (or the symbolic leading dimension)");
+    }
+  }
+  int64_t n = 1;
+  for (int64_t d : t.shape) {
+    if (d == ir::kSymbolicDim) continue;
+    if (n > kMaxElements / d) return c.Fail("shape " + Dims(g, t.shape) + " is too large");
+    n *= d;
+  }
+  if (t.is_constant()) {
+    const ir::ConstData& cd = *t.data;
+    int64_t want = ExpectedBytes(t);
+    if (!cd.owner || cd.offset > cd.owner->size() || cd.size > cd.owner->size() - cd.offset) {
+      return InternalError(origin + ": tensor " + Quote(t.name) +
+                           ": constant data view lies outside its buffer");
+    }
+    if (static_cast<int64_t>(cd.size) != want) {
+      return c.Fail("constant data is " + std::to_string(cd.size) + " bytes but shape " +
+                    Dims(g, t.shape) + " of " + ir::DTypeName(t.dtype) + " needs " +
+                    std::to_string(want) + " bytes");
+    }
+  }
+  if (t.quant) VKQC_TRY(CheckQuantArrays(c, *t.quant));
+  return {};
+}
+
+// ---- per-op rules ------------------------------------------------------------------------------
+
+struct OpCtx {
+  const Graph& g;
+  const std::string& origin;
+  int index;
+  const ir::Op& op;
+  const Tensor& In(size_t i) const { return g.tensors[op.inputs[i]]; }
+  const Tensor& Out(size_t i) const { return g.tensors[op.outputs[i]]; }
+  Error Fail(const std::string& what) const {
+    std::string name = op.name.empty() ? std::string("(unnamed)") : Quote(op.name);
+    return UserError(origin + ": op " + std::to_string(index) + " " + name + " (" +
+                     ir::OpTypeName(op.type) + "): " + what);
+  }
+};
+
+Status CheckActivationQuant(const OpCtx& c, const ir::Quant& q) {
+  switch (q.scheme) {
+    case Scheme::None:
+    case Scheme::Float:
+      return {};
+    case Scheme::Q8TA:
+      if (q.scales.size() != 1 || q.zero_points.size() != 1) {
+        return c.Fail("input_quant q8ta needs exactly one scale and one zero point, got " +
+                      std::to_string(q.scales.size()) + " scales and " +
+                      std::to_string(q.zero_points.size()) + " zero points");
+      }
+      if (!std::isfinite(q.scales[0]) || q.scales[0] <= 0.0f) {
+        return c.Fail("input_quant q8ta scale is " + std::to_string(q.scales[0]) +
+                      "; it must be finite and > 0");
+      }
+      if (q.zero_points[0] < -128 || q.zero_points[0] > 127) {
+        return c.Fail("input_quant q8ta zero point " + std::to_string(q.zero_points[0]) +
+                      " is outside int8 [-128, 127] (uint8 parameters are converted at import)");
+      }
+      return {};
+    case Scheme::DQ8CA:
+      return c.Fail(
+          "input_quant dq8ca (dynamic per-token) is unsupported in this version; use "
+          "q8ta with a calibrated scale, or float (weight-only)");
+    default:
+      return c.Fail(std::string("input_quant scheme ") + ir::SchemeName(q.scheme) +
+                    " is not an activation scheme; use float, q8ta or dq8ca");
+  }
+}
+
+Status CheckLinear(const OpCtx& c) {
+  const Graph& g = c.g;
+  const Tensor& x = c.In(0);
+  const Tensor& w = c.In(1);
+  const Tensor& y = c.Out(0);
+
+  if (!w.is_constant()) {
+    return c.Fail("weight " + Quote(w.name) + " must be a constant tensor (with data)");
+  }
+  if (!w.quant || w.quant->scheme == Scheme::None || w.quant->scheme == Scheme::Float) {
+    return c.Fail("weight " + Quote(w.name) +
+                  " is not quantized; linear needs q8csw weights (int8 per output channel)");
+  }
+  const ir::Quant& wq = *w.quant;
+  if (wq.scheme == Scheme::Q4GSW || wq.scheme == Scheme::Q4GAW) {
+    return c.Fail(std::string("weight ") + Quote(w.name) + " scheme " + ir::SchemeName(wq.scheme) +
+                  " is unsupported in this version; quantize the weight as q8csw");
+  }
+  if (wq.scheme != Scheme::Q8CSW) {
+    return c.Fail(std::string("weight ") + Quote(w.name) + " has scheme " +
+                  ir::SchemeName(wq.scheme) + ", which is not a weight scheme; use q8csw");
+  }
+  if (w.dtype != DType::I8) {
+    return c.Fail("weight " + Quote(w.name) + " is " + ir::DTypeName(w.dtype) +
+                  "; q8csw weights must be i8 (u8 weights are converted by the importer)");
+  }
+  if (x.dtype != DType::F32) {
+    return c.Fail("input " + Quote(x.name) + " is " + ir::DTypeName(x.dtype) + "; it must be f32");
+  }
+  if (x.shape.size() != 2) {
+    return c.Fail("input " + Quote(x.name) + " has shape " + Dims(g, x.shape) +
+                  "; it must be rank 2 [M, K]");
+  }
+  const int64_t m = x.shape[0];
+  const int64_t k = x.shape[1];
+  if (w.shape.size() != 2 || w.shape[1] != k) {
+    return c.Fail("weight " + Quote(w.name) + " has shape " + Dims(g, w.shape) + " but input " +
+                  Quote(x.name) + " has shape " + Dims(g, x.shape) + "; the weight must be [N, " +
+                  std::to_string(k) + "] (row = output channel)");
+  }
+  const int64_t n = w.shape[0];
+  if (static_cast<int64_t>(wq.scales.size()) != n) {
+    return c.Fail("weight " + Quote(w.name) + " has " + std::to_string(wq.scales.size()) +
+                  " scales but " + std::to_string(n) +
+                  " output channels; q8csw needs one scale per output channel");
+  }
+  if (wq.axis != 0) {
+    return c.Fail("weight " + Quote(w.name) + " has quantization axis " + std::to_string(wq.axis) +
+                  "; q8csw scales run along axis 0 (output channels)");
+  }
+  for (size_t i = 0; i < wq.scales.size(); ++i) {
+    if (!std::isfinite(wq.scales[i]) || wq.scales[i] <= 0.0f) {
+      return c.Fail("weight " + Quote(w.name) + " scale[" + std::to_string(i) + "] is " +
+                    std::to_string(wq.scales[i]) + "; scales must be finite and > 0");
+    }
+  }
+  for (size_t i = 0; i < wq.zero_points.size(); ++i) {
+    if (wq.zero_points[i] != 0) {
+      return c.Fail("weight " + Quote(w.name) + " zero point of channel " + std::to_string(i) +
+                    " is " + std::to_string(wq.zero_points[i]) +
+                    "; q8csw is symmetric, so zero points must be 0 (or absent)");
+    }
+  }
+  if (c.op.inputs.size() == 3) {
+    const Tensor& b = c.In(2);
+    if (!b.is_constant() || b.dtype != DType::F32 || b.shape != std::vector<int64_t>{n}) {
+      return c.Fail("bias " + Quote(b.name) + " must be a constant f32 [" + std::to_string(n) +
+                    "], but is " + (b.is_constant() ? "a constant " : "a non-constant ") +
+                    ir::DTypeName(b.dtype) + " " + Dims(g, b.shape));
+    }
+  }
+  if (y.dtype != DType::F32 || y.shape.size() != 2 || y.shape[0] != m || y.shape[1] != n) {
+    return c.Fail("output " + Quote(y.name) + " is " + ir::DTypeName(y.dtype) + " " +
+                  Dims(g, y.shape) + "; it must be f32 [" + DimName(g, m) + ", " +
+                  std::to_string(n) + "]");
+  }
+  VKQC_TRY(CheckActivationQuant(c, c.op.linear.input_quant));
+  if (c.op.linear.output_quant.scheme != Scheme::None) {
+    return c.Fail(std::string("output_quant ") + ir::SchemeName(c.op.linear.output_quant.scheme) +
+                  " is unsupported in this version; use a float output (no output_quant)");
+  }
+  return {};
+}
+
+struct OpRule {
+  ir::OpType type;
+  size_t min_inputs;
+  size_t max_inputs;
+  size_t num_outputs;
+  const char* signature;  // for arity errors
+  Status (*check)(const OpCtx&);
+};
+
+constexpr OpRule kOpRules[] = {
+    {ir::OpType::Linear, 2, 3, 1, "inputs [x, weight] or [x, weight, bias] and one output",
+     CheckLinear},
+};
+
+const OpRule* FindRule(ir::OpType t) {
+  for (const OpRule& r : kOpRules) {
+    if (r.type == t) return &r;
+  }
+  return nullptr;
+}
+
+// ---- graph structure ---------------------------------------------------------------------------
+
+// Index ranges, arity and single production; fills producer[t] with the producing op index.
+Status CheckOpStructure(const Graph& g, const std::string& origin, std::vector<int>& producer) {
+  const int num_tensors = static_cast<int>(g.tensors.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const ir::Op& op = g.ops[i];
+    OpCtx c{g, origin, static_cast<int>(i), op};
+    const OpRule* rule = FindRule(op.type);
+    if (!rule) {
+      return c.Fail("unknown op type " + std::to_string(static_cast<int>(op.type)) +
+                    "; the graph may come from a newer vkqc");
+    }
+    if (op.inputs.size() < rule->min_inputs || op.inputs.size() > rule->max_inputs ||
+        op.outputs.size() != rule->num_outputs) {
+      return c.Fail("has " + std::to_string(op.inputs.size()) + " inputs and " +
+                    std::to_string(op.outputs.size()) + " outputs; it takes " + rule->signature);
+    }
+    for (int t : op.inputs) {
+      if (t < 0 || t >= num_tensors) {
+        return c.Fail("input tensor index " + std::to_string(t) + " is out of range (graph has " +
+                      std::to_string(num_tensors) + " tensors)");
+      }
+    }
+    for (int t : op.outputs) {
+      if (t < 0 || t >= num_tensors) {
+        return c.Fail("output tensor index " + std::to_string(t) + " is out of range (graph has " +
+                      std::to_string(num_tensors) + " tensors)");
+      }
+      const Tensor& out = g.tensors[t];
+      if (out.is_constant()) return c.Fail("writes the constant tensor " + Quote(out.name));
+      if (producer[t] >= 0) {
+        return c.Fail("output " + Quote(out.name) + " is already produced by op " +
+                      std::to_string(producer[t]) + " " + Quote(g.ops[producer[t]].name) +
+                      "; every tensor has exactly one producer");
+      }
+      producer[t] = static_cast<int>(i);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status VerifyGraph(const Graph& g, const std::string& origin) {
+  const int num_tensors = static_cast<int>(g.tensors.size());
+  std::unordered_map<std::string, int> by_name;
+  for (int i = 0; i < num_tensors; ++i) {
+    const Tensor& t = g.tensors[i];
+    if (t.name.empty()) {
+      return UserError(origin + ": tensor " + std::to_string(i) + " has an empty name; name it");
+    }
+    auto [it, fresh] = by_name.emplace(t.name, i);
+    if (!fresh) {
+      return UserError(origin + ": tensor name " + Quote(t.name) + " is used by tensors " +
+                       std::to_string(it->second) + " and " + std::to_string(i) +
+                       "; tensor names must be unique");
+    }
+    VKQC_TRY(CheckTensor(g, origin, t));
+  }
+  if (g.HasSymbolicDim() && g.symbolic_dim.empty()) {
+    return UserError(origin +
+                     ": the graph uses a symbolic dimension but does not name it "
+                     "(symbolic_dim is empty)");
+  }
+
+  std::vector<char> is_input(num_tensors, 0);
+  for (int t : g.inputs) {
+    if (t < 0 || t >= num_tensors) {
+      return UserError(origin + ": graph input index " + std::to_string(t) +
+                       " is out of range (graph has " + std::to_string(num_tensors) + " tensors)");
+    }
+    if (g.tensors[t].is_constant()) {
+      return UserError(origin + ": graph input " + Quote(g.tensors[t].name) +
+                       " is a constant; graph inputs must be tensors without data");
+    }
+    if (is_input[t]) {
+      return UserError(origin + ": graph input " + Quote(g.tensors[t].name) + " is listed twice");
+    }
+    is_input[t] = 1;
+  }
+
+  std::vector<int> producer(num_tensors, -1);
+  VKQC_TRY(CheckOpStructure(g, origin, producer));
+  for (int t = 0; t < num_tensors; ++t) {
+    if (producer[t] >= 0 && is_input[t]) {
+      return UserError(origin + ": graph input " + Quote(g.tensors[t].name) +
+                       " is also written by op " + std::to_string(producer[t]) + " " +
+                       Quote(g.ops[producer[t]].name) + "; graph inputs are read-only");
+    }
+  }
+
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const ir::Op& op = g.ops[i];
+    OpCtx c{g, origin, static_cast<int>(i), op};
+    for (int t : op.inputs) {
+      const Tensor& in = g.tensors[t];
+      if (in.is_constant() || is_input[t]) continue;
+      if (producer[t] < 0) {
+        return c.Fail("input " + Quote(in.name) +
+                      " is never produced: it is not a constant, not a graph input and no op "
+                      "writes it");
+      }
+      if (producer[t] >= static_cast<int>(i)) {
+        return c.Fail("input " + Quote(in.name) + " is consumed before it is produced (by op " +
+                      std::to_string(producer[t]) + " " + Quote(g.ops[producer[t]].name) +
+                      "); ops must be listed in topological order");
+      }
+    }
+    VKQC_TRY(FindRule(op.type)->check(c));
+  }
+
+  for (int t = 0; t < num_tensors; ++t) {
+    if (!g.tensors[t].is_constant() && !is_input[t] && producer[t] < 0) {
+      return UserError(origin + ": tensor " + Quote(g.tensors[t].name) +
+                       " is not a constant, not a graph input and not produced by any op; "
+                       "remove it or give it a producer");
+    }
+  }
+
+  if (g.outputs.empty()) return UserError(origin + ": the graph has no outputs; list at least one");
+  std::vector<char> is_output(num_tensors, 0);
+  for (int t : g.outputs) {
+    if (t < 0 || t >= num_tensors) {
+      return UserError(origin + ": graph output index " + std::to_string(t) +
+                       " is out of range (graph has " + std::to_string(num_tensors) + " tensors)");
+    }
+    if (producer[t] < 0) {
+      return UserError(origin + ": graph output " + Quote(g.tensors[t].name) +
+                       " is not produced by any op; outputs must be op results");
+    }
+    if (is_output[t]) {
+      return UserError(origin + ": graph output " + Quote(g.tensors[t].name) + " is listed twice");
+    }
+    is_output[t] = 1;
+  }
+  return {};
+}
+
+}  // namespace vkqc

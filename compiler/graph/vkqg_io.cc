@@ -1,0 +1,368 @@
+// .vkqg reader/writer. The reader trusts nothing: the flatbuffer is verified, then every
+// enum, index and DataRef is checked before the IR is built, and the IR goes through
+// VerifyGraph. Constant tensors in the returned IR are views into the caller's bytes.
+#include "compiler/graph/vkqg_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "compiler/graph/verify.h"
+#include "schema/graph_generated.h"
+
+namespace vkqc {
+namespace {
+
+namespace fbg = vkqc::fb::graph;
+
+constexpr uint64_t kAlign = 64;
+constexpr uint32_t kFormatVersion = 1;
+constexpr int64_t kMaxElements = int64_t{1} << 56;
+
+uint64_t AlignUp(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+std::string Printable(const uint8_t* p, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    char buf[8];
+    if (p[i] >= 0x20 && p[i] < 0x7f) {
+      s += static_cast<char>(p[i]);
+    } else {
+      std::snprintf(buf, sizeof buf, "\\x%02x", p[i]);
+      s += buf;
+    }
+  }
+  return s;
+}
+
+// ---- reading -----------------------------------------------------------------------------------
+
+class Reader {
+ public:
+  Reader(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& origin)
+      : bytes_(std::move(bytes)), origin_(origin) {}
+
+  Result<ir::Graph> Read();
+
+ private:
+  Error Fail(const std::string& what) const { return UserError(origin_ + ": " + what); }
+  Status ReadQuant(const fbg::Quant* q, const std::string& owner, ir::Quant& out) const;
+  Status ReadTensor(const fbg::Tensor& t, ir::Tensor& out) const;
+  Status ReadOp(int index, const fbg::Op& op, ir::Op& out) const;
+  Status ReadIndices(const flatbuffers::Vector<int32_t>* v, const std::string& what,
+                     std::vector<int>& out) const;
+
+  std::shared_ptr<const std::vector<uint8_t>> bytes_;
+  std::string origin_;
+  uint64_t segment_start_ = 0;
+  uint64_t segment_size_ = 0;
+  size_t num_tensors_ = 0;
+};
+
+Status Reader::ReadQuant(const fbg::Quant* q, const std::string& owner, ir::Quant& out) const {
+  if (!q) return {};
+  auto scheme = static_cast<uint8_t>(q->scheme());
+  if (scheme > static_cast<uint8_t>(fbg::Scheme::MAX)) {
+    return Fail(owner + ": unknown quantization scheme " + std::to_string(scheme) +
+                "; the file may come from a newer vkqc");
+  }
+  out.scheme = static_cast<ir::Scheme>(scheme);
+  if (q->scales()) out.scales.assign(q->scales()->begin(), q->scales()->end());
+  if (q->zero_points()) out.zero_points.assign(q->zero_points()->begin(), q->zero_points()->end());
+  if (!out.zero_points.empty() && out.zero_points.size() != out.scales.size()) {
+    return Fail(owner + ": " + std::to_string(out.scales.size()) + " scales but " +
+                std::to_string(out.zero_points.size()) + " zero points");
+  }
+  out.axis = q->axis();
+  out.group_size = q->group_size();
+  return {};
+}
+
+Status Reader::ReadTensor(const fbg::Tensor& t, ir::Tensor& out) const {
+  out.name = t.name()->str();
+  const std::string who = "tensor " + Quote(out.name);
+  if (t.shape()) out.shape.assign(t.shape()->begin(), t.shape()->end());
+  auto dtype = static_cast<uint8_t>(t.dtype());
+  if (dtype > static_cast<uint8_t>(fbg::DType::MAX)) {
+    return Fail(who + ": unknown dtype " + std::to_string(dtype) +
+                "; the file may come from a newer vkqc");
+  }
+  out.dtype = static_cast<ir::DType>(dtype);
+  if (t.quant()) {
+    out.quant.emplace();
+    VKQC_TRY(ReadQuant(t.quant(), who, *out.quant));
+  }
+  const fbg::DataRef* ref = t.data();
+  if (!ref) return {};
+
+  const uint64_t off = ref->offset();
+  const uint64_t len = ref->length();
+  const std::string range =
+      "constant data [offset " + std::to_string(off) + ", " + std::to_string(len) + " bytes]";
+  if (off > segment_size_ || len > segment_size_ - off) {
+    return Fail(who + ": " + range + " lies outside the constant segment (" +
+                std::to_string(segment_size_) + " bytes)");
+  }
+  if (off % kAlign != 0) {
+    return Fail(who + ": " + range + " is not " + std::to_string(kAlign) +
+                "-byte aligned; the file is corrupt or was written by a broken tool");
+  }
+  int64_t elements = 1;
+  for (int64_t d : out.shape) {
+    if (d < 0) {
+      return Fail(who + ": a constant needs a concrete shape, but dimension " + std::to_string(d) +
+                  " is symbolic or negative");
+    }
+    if (d != 0 && elements > kMaxElements / d) return Fail(who + ": shape is too large");
+    elements *= d;
+  }
+  const uint64_t want = (static_cast<uint64_t>(elements) * ir::DTypeBits(out.dtype) + 7) / 8;
+  if (len != want) {
+    return Fail(who + ": " + range + " does not match its shape: " + std::to_string(elements) +
+                " elements of " + ir::DTypeName(out.dtype) + " need " + std::to_string(want) +
+                " bytes");
+  }
+  out.data =
+      ir::ConstData{bytes_, static_cast<size_t>(segment_start_ + off), static_cast<size_t>(len)};
+  return {};
+}
+
+Status Reader::ReadIndices(const flatbuffers::Vector<int32_t>* v, const std::string& what,
+                           std::vector<int>& out) const {
+  if (!v) return {};
+  for (int32_t i : *v) {
+    if (i < 0 || static_cast<size_t>(i) >= num_tensors_) {
+      return Fail(what + " tensor index " + std::to_string(i) + " is out of range (the graph has " +
+                  std::to_string(num_tensors_) + " tensors)");
+    }
+    out.push_back(i);
+  }
+  return {};
+}
+
+Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
+  if (op.name()) out.name = op.name()->str();
+  const std::string who = "op " + std::to_string(index) + " " + Quote(out.name);
+  if (op.type() != fbg::OpType::Linear) {
+    return Fail(who + ": unknown op type " + std::to_string(static_cast<int>(op.type())) +
+                " (this vkqc knows: linear); the file may come from a newer vkqc");
+  }
+  out.type = ir::OpType::Linear;
+  VKQC_TRY(ReadIndices(op.inputs(), who + ": input", out.inputs));
+  VKQC_TRY(ReadIndices(op.outputs(), who + ": output", out.outputs));
+  switch (op.attrs_type()) {
+    case fbg::OpAttrs::NONE:
+      return {};
+    case fbg::OpAttrs::LinearAttrs: {
+      const fbg::LinearAttrs* a = op.attrs_as_LinearAttrs();
+      if (!a) return {};
+      VKQC_TRY(ReadQuant(a->input_quant(), who + ": input_quant", out.linear.input_quant));
+      VKQC_TRY(ReadQuant(a->output_quant(), who + ": output_quant", out.linear.output_quant));
+      out.linear.fused_relu = a->fused_relu();
+      return {};
+    }
+  }
+  return Fail(who + ": attributes of unknown type " +
+              std::to_string(static_cast<int>(op.attrs_type())) + " for a linear op");
+}
+
+Result<ir::Graph> Reader::Read() {
+  if (!bytes_) return InternalError(origin_ + ": ReadGraphBytes called without bytes");
+  const uint8_t* p = bytes_->data();
+  const size_t size = bytes_->size();
+  if (size < 12) {
+    return Fail("is " + std::to_string(size) + " bytes, too small to be a .vkqg graph");
+  }
+  if (std::memcmp(p + 8, fbg::GraphIdentifier(), 4) != 0) {
+    std::string hint = std::memcmp(p + 8, "VKQB", 4) == 0
+                           ? " (this is a compiled bundle, not a graph)"
+                           : " (is this a .vkqg file?)";
+    return Fail("file identifier is '" + Printable(p + 8, 4) + "', expected 'VKQG'" + hint);
+  }
+  uint32_t fb_size = 0;
+  for (int i = 3; i >= 0; --i) fb_size = (fb_size << 8) | p[i];
+  const uint64_t fb_end = uint64_t{4} + fb_size;
+  if (fb_end > size) {
+    return Fail("is truncated: the graph header claims " + std::to_string(fb_size) +
+                " bytes but the file has " + std::to_string(size) + " bytes in all");
+  }
+  if (fb_end >= FLATBUFFERS_MAX_BUFFER_SIZE) return Fail("graph header is larger than 2 GiB");
+  flatbuffers::Verifier verifier(p, static_cast<size_t>(fb_end));
+  if (!fbg::VerifySizePrefixedGraphBuffer(verifier)) {
+    return Fail("graph header is corrupt (flatbuffer verification failed); re-export the graph");
+  }
+  const fbg::Graph* g = fbg::GetSizePrefixedGraph(p);
+  if (g->format_version() != kFormatVersion) {
+    return Fail("format version " + std::to_string(g->format_version()) +
+                " is not supported (this vkqc reads version " + std::to_string(kFormatVersion) +
+                ")");
+  }
+
+  segment_start_ = AlignUp(fb_end);
+  segment_size_ = g->constant_segment_size();
+  if (segment_start_ > size || segment_size_ > size - segment_start_) {
+    return Fail("is truncated: the constant segment [" + std::to_string(segment_start_) + ", +" +
+                std::to_string(segment_size_) + " bytes] extends past the end of the file (" +
+                std::to_string(size) + " bytes)");
+  }
+  if (size != segment_start_ + segment_size_) {
+    return Fail("has " + std::to_string(size - segment_start_ - segment_size_) +
+                " unexpected bytes after the constant segment; the file is corrupt");
+  }
+
+  ir::Graph out;
+  if (g->symbolic_dim()) out.symbolic_dim = g->symbolic_dim()->str();
+  num_tensors_ = g->tensors() ? g->tensors()->size() : 0;
+  out.tensors.resize(num_tensors_);
+  for (size_t i = 0; i < num_tensors_; ++i) {
+    VKQC_TRY(ReadTensor(*g->tensors()->Get(i), out.tensors[i]));
+  }
+  if (g->ops()) {
+    out.ops.resize(g->ops()->size());
+    for (size_t i = 0; i < out.ops.size(); ++i) {
+      VKQC_TRY(ReadOp(static_cast<int>(i), *g->ops()->Get(i), out.ops[i]));
+    }
+  }
+  VKQC_TRY(ReadIndices(g->inputs(), "graph input", out.inputs));
+  VKQC_TRY(ReadIndices(g->outputs(), "graph output", out.outputs));
+  VKQC_TRY(VerifyGraph(out, origin_));
+  return out;
+}
+
+// ---- writing -----------------------------------------------------------------------------------
+
+bool IsDefault(const ir::Quant& q) {
+  return q.scheme == ir::Scheme::None && q.scales.empty() && q.zero_points.empty() && q.axis == 0 &&
+         q.group_size == 0;
+}
+
+flatbuffers::Offset<fbg::Quant> WriteQuant(flatbuffers::FlatBufferBuilder& fbb,
+                                           const ir::Quant& q) {
+  auto scales = fbb.CreateVector(q.scales);
+  auto zps = fbb.CreateVector(q.zero_points);
+  return fbg::CreateQuant(fbb, static_cast<fbg::Scheme>(q.scheme), scales, zps, q.axis,
+                          q.group_size);
+}
+
+}  // namespace
+
+Result<ir::Graph> ReadGraphBytes(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                 const std::string& origin) {
+  return Reader(std::move(bytes), origin).Read();
+}
+
+Result<ir::Graph> ReadGraphFile(const std::string& path) {
+  VKQC_ASSIGN_OR_RETURN(auto bytes, ReadFileBytes(path));
+  return ReadGraphBytes(std::move(bytes), path);
+}
+
+Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
+  // Constant placement: in tensor order, each at the next 64-byte boundary of the segment.
+  std::vector<uint64_t> offsets(graph.tensors.size(), 0);
+  uint64_t segment_size = 0;
+  for (size_t i = 0; i < graph.tensors.size(); ++i) {
+    const ir::Tensor& t = graph.tensors[i];
+    if (!t.data) continue;
+    if (!t.data->owner || t.data->offset + t.data->size > t.data->owner->size()) {
+      return InternalError("SerializeGraph: tensor " + Quote(t.name) +
+                           " has a constant view outside its buffer");
+    }
+    offsets[i] = AlignUp(segment_size);
+    segment_size = offsets[i] + t.data->size;
+  }
+
+  flatbuffers::FlatBufferBuilder fbb(1024 + graph.tensors.size() * 128);
+  std::vector<flatbuffers::Offset<fbg::Tensor>> tensors;
+  tensors.reserve(graph.tensors.size());
+  for (size_t i = 0; i < graph.tensors.size(); ++i) {
+    const ir::Tensor& t = graph.tensors[i];
+    auto name = fbb.CreateString(t.name);
+    auto shape = fbb.CreateVector(t.shape);
+    flatbuffers::Offset<fbg::Quant> quant = t.quant ? WriteQuant(fbb, *t.quant) : 0;
+    fbg::DataRef ref(offsets[i], t.data ? t.data->size : 0);
+    tensors.push_back(fbg::CreateTensor(fbb, name, shape, static_cast<fbg::DType>(t.dtype), quant,
+                                        t.data ? &ref : nullptr));
+  }
+  std::vector<flatbuffers::Offset<fbg::Op>> ops;
+  ops.reserve(graph.ops.size());
+  for (const ir::Op& op : graph.ops) {
+    auto name = fbb.CreateString(op.name);
+    auto inputs = fbb.CreateVector(std::vector<int32_t>(op.inputs.begin(), op.inputs.end()));
+    auto outputs = fbb.CreateVector(std::vector<int32_t>(op.outputs.begin(), op.outputs.end()));
+    const ir::LinearAttrs& la = op.linear;
+    auto in_q = IsDefault(la.input_quant) ? 0 : WriteQuant(fbb, la.input_quant);
+    auto out_q = IsDefault(la.output_quant) ? 0 : WriteQuant(fbb, la.output_quant);
+    auto attrs = fbg::CreateLinearAttrs(fbb, in_q, la.fused_relu, out_q);
+    ops.push_back(fbg::CreateOp(fbb, name, static_cast<fbg::OpType>(op.type), inputs, outputs,
+                                fbg::OpAttrs::LinearAttrs, attrs.Union()));
+  }
+  auto tensors_v = fbb.CreateVector(tensors);
+  auto ops_v = fbb.CreateVector(ops);
+  auto inputs_v = fbb.CreateVector(std::vector<int32_t>(graph.inputs.begin(), graph.inputs.end()));
+  auto outputs_v =
+      fbb.CreateVector(std::vector<int32_t>(graph.outputs.begin(), graph.outputs.end()));
+  auto sym = fbb.CreateString(graph.symbolic_dim);
+  auto root = fbg::CreateGraph(fbb, kFormatVersion, tensors_v, ops_v, inputs_v, outputs_v, sym,
+                               segment_size);
+  fbg::FinishSizePrefixedGraphBuffer(fbb, root);
+
+  const uint64_t segment_start = AlignUp(fbb.GetSize());
+  std::vector<uint8_t> out(segment_start + segment_size, 0);
+  std::memcpy(out.data(), fbb.GetBufferPointer(), fbb.GetSize());
+  for (size_t i = 0; i < graph.tensors.size(); ++i) {
+    const ir::Tensor& t = graph.tensors[i];
+    if (t.data && t.data->size) {
+      std::memcpy(out.data() + segment_start + offsets[i], t.data->data(), t.data->size);
+    }
+  }
+  return out;
+}
+
+Status WriteGraphFile(const ir::Graph& graph, const std::string& path) {
+  VKQC_ASSIGN_OR_RETURN(auto bytes, SerializeGraph(graph));
+  return WriteFileBytes(path, bytes.data(), bytes.size());
+}
+
+Result<std::shared_ptr<const std::vector<uint8_t>>> ReadFileBytes(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return UserError(path + ": cannot open: " + std::strerror(errno));
+  auto bytes = std::make_shared<std::vector<uint8_t>>();
+  if (std::fseek(f, 0, SEEK_END) == 0) {
+    long end = std::ftell(f);
+    if (end > 0) bytes->reserve(static_cast<size_t>(end));
+    std::rewind(f);
+  }
+  uint8_t chunk[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) {
+    bytes->insert(bytes->end(), chunk, chunk + n);
+  }
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) return UserError(path + ": read failed: " + std::strerror(err));
+  return std::shared_ptr<const std::vector<uint8_t>>(std::move(bytes));
+}
+
+Status WriteFileBytes(const std::string& path, const void* data, size_t size) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return UserError(path + ": cannot create: " + std::strerror(errno));
+  const bool wrote = size == 0 || std::fwrite(data, 1, size, f) == size;
+  const int err = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed) return UserError(path + ": write failed: " + std::strerror(err));
+  return {};
+}
+
+uint64_t Fnv1a64(const void* data, size_t size, uint64_t seed) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t h = seed;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace vkqc

@@ -1,0 +1,114 @@
+// Selection rules for the linear family (DESIGN 5). Pure function of (shape, profile, options).
+#include <algorithm>
+#include <sstream>
+
+#include "compiler/kernels/linear/linear.h"
+
+namespace vkqc::linear {
+namespace {
+
+// Largest K for which int32 accumulation of (xq - zp_x) * wq cannot overflow (DESIGN 4).
+constexpr int64_t kMaxExactK = 65793;
+
+uint32_t FloorPow2(uint32_t v) {
+  uint32_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOptions& o,
+                   LinearChoice& c) {
+  const bool quantized = s.act == ir::Scheme::Q8TA;
+  if (o.force_accum && *o.force_accum == Accum::IntDot && !quantized) {
+    c.accum = Accum::Dequant;
+    c.reason = "float activations (weight-only): int-dot forcing does not apply, dequantize in the shader";
+    return {};
+  }
+  if (o.force_accum) {
+    if (*o.force_accum == Accum::IntDot) {
+      if (!p.shader_integer_dot_product)
+        return UserError("int-dot accumulation was forced, but target '" + p.name +
+                         "' lacks the shaderIntegerDotProduct feature");
+      if (s.k > kMaxExactK)
+        return UserError("int-dot accumulation was forced, but K=" + std::to_string(s.k) +
+                         " exceeds " + std::to_string(kMaxExactK) + " (int32 accumulation would overflow)");
+    }
+    c.accum = *o.force_accum;
+    c.reason = std::string("accumulation forced to ") + AccumName(c.accum);
+    return {};
+  }
+  if (!quantized) {
+    c.accum = Accum::Dequant;
+    c.reason = "float activations (weight-only): dequantize weights in the shader, fp32 accumulation";
+  } else if (!p.shader_integer_dot_product || !p.int_dot_4x8_packed_signed_accelerated) {
+    c.accum = Accum::Dequant;
+    c.reason = std::string("integer dot product ") +
+               (p.shader_integer_dot_product ? "is not accelerated" : "is not supported") +
+               " on '" + p.name +
+               "' (integerDotProduct4x8BitPackedSignedAccelerated=false): dequant fallback, "
+               "activation quantization skipped (weight-only function)";
+  } else if (s.k > kMaxExactK) {
+    c.accum = Accum::Dequant;
+    c.reason = "K=" + std::to_string(s.k) + " exceeds the exact int32 range: dequant fallback";
+  } else {
+    c.accum = Accum::IntDot;
+    c.reason = "int8 dot product is accelerated on '" + p.name + "': int32 accumulation";
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
+                                  const SelectOptions& o) {
+  LinearChoice c;
+  VKQC_TRY(ChooseAccum(s, p, o, c));
+
+  const uint32_t gemv_max = o.gemv_max_m ? o.gemv_max_m
+                            : p.gemv_max_m ? p.gemv_max_m
+                                           : kDefaultGemvMaxM;
+  std::ostringstream why;
+  if (o.force_algo) {
+    c.algo = *o.force_algo;
+    why << "; algorithm forced to " << AlgoName(c.algo);
+  } else {
+    c.algo = s.m <= int64_t(gemv_max) ? Algo::Gemv : Algo::Gemm;
+    why << "; M=" << s.m << (c.algo == Algo::Gemv ? " <= " : " > ") << "GEMV threshold "
+        << gemv_max << ": " << (c.algo == Algo::Gemv ? "cooperative GEMV" : "tiled GEMM");
+  }
+
+  const uint32_t inv = p.max_compute_work_group_invocations;
+  const uint32_t shm = p.max_compute_shared_memory_size;
+  if (c.algo == Algo::Gemm) {
+    c.tx = std::min<uint32_t>(16, p.max_compute_work_group_size[0]);
+    c.ty = std::min<uint32_t>({16u, std::max(1u, inv / c.tx), p.max_compute_work_group_size[1]});
+    c.rm = 4;
+    c.rn = 4;
+    c.bk4 = kKWordAlign;
+    while (c.SharedMemoryBytes() > shm && c.ty > 1) c.ty /= 2;
+  } else {
+    const uint32_t k16 = PackedK4(s.k) / 4;
+    c.threads = FloorPow2(std::min({128u, inv, p.max_compute_work_group_size[0]}));
+    while (c.threads > 32 && c.threads / 2 >= k16) c.threads /= 2;
+    c.nr = s.n >= 16 ? 4 : (s.n >= 2 ? 2 : 1);
+    c.mb = uint32_t(std::min<int64_t>(s.m, 8));
+    const uint32_t sg = p.tuned_subgroup_size;
+    if (p.subgroup_arithmetic_compute && p.subgroup_size_control &&
+        p.required_subgroup_size_compute && sg != 0 && sg <= c.threads && c.threads % sg == 0 &&
+        (p.min_subgroup_size == 0 || sg >= p.min_subgroup_size) &&
+        (p.max_subgroup_size == 0 || sg <= p.max_subgroup_size)) {
+      c.subgroup_size = sg;
+      why << ", subgroupAdd reduction at pinned subgroup size " << sg;
+    } else {
+      why << ", shared-memory tree reduction";
+    }
+    while (c.SharedMemoryBytes() > shm && c.nr > 1) c.nr /= 2;
+  }
+  if (c.SharedMemoryBytes() > shm || c.Invocations() > inv)
+    return InternalError("linear selection produced a workgroup that exceeds the limits of '" +
+                         p.name + "'");
+  c.reason += why.str();
+  return c;
+}
+
+}  // namespace vkqc::linear

@@ -1,0 +1,90 @@
+// Target capability profiles (DESIGN 2.2): a Khronos Vulkan Profiles JSON file, read unchanged,
+// plus an optional vkqc sidecar (`<file>.vkqc.json` beside it, or a "vkqc" member inside the
+// JSON) for what that schema cannot say (cooperative-matrix shapes, exact subgroup size, quirks).
+// A TargetProfile is the flattened answer to every capability question the compiler asks.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/common/result.h"
+
+namespace vkqc {
+
+struct CoopMatShape {
+  uint32_t m = 0, n = 0, k = 0;
+  std::string a_type, b_type, c_type, result_type;  // "sint8", "float16", "sint32", "float32"
+};
+
+struct TargetProfile {
+  std::string name;         // profile name (built-in name or the file's profile key)
+  std::string label;        // human description
+  std::string source;       // where the values come from (device report, spec)
+  uint32_t api_version = 0; // VK_MAKE_API_VERSION(0, major, minor, patch)
+
+  // Features.
+  bool shader_integer_dot_product = false;
+  bool int_dot_4x8_packed_signed_accelerated = false;
+  bool shader_int8 = false;
+  bool shader_float16 = false;
+  bool shader_int16 = false;
+  bool storage_buffer_8bit_access = false;
+  bool storage_buffer_16bit_access = false;
+  bool subgroup_size_control = false;
+  bool compute_full_subgroups = false;
+  bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix feature
+
+  // Subgroups.
+  uint32_t subgroup_size = 0;              // default (VkPhysicalDeviceSubgroupProperties)
+  uint32_t min_subgroup_size = 0;          // 0 = unknown
+  uint32_t max_subgroup_size = 0;
+  bool subgroup_arithmetic_compute = false; // ARITHMETIC bit and COMPUTE stage
+  bool required_subgroup_size_compute = false;  // requiredSubgroupSizeStages has COMPUTE
+  uint32_t tuned_subgroup_size = 0;        // sidecar: exact width to tune for (0 = none)
+
+  // Limits.
+  uint32_t max_compute_shared_memory_size = 16384;
+  uint32_t max_compute_work_group_invocations = 128;
+  uint32_t max_compute_work_group_size[3] = {128, 128, 64};
+  uint32_t max_compute_work_group_count[3] = {65535, 65535, 65535};
+  uint64_t max_storage_buffer_range = 134217728;
+  uint32_t max_per_stage_descriptor_storage_buffers = 4;
+  uint32_t max_push_constants_size = 128;
+  uint32_t min_storage_buffer_offset_alignment = 256;
+
+  std::vector<std::string> extensions;
+  std::vector<CoopMatShape> coopmat_shapes;  // sidecar
+  std::vector<std::string> quirks;           // sidecar, free-form identifiers
+
+  // Sidecar tuning: M at or below which GEMV is chosen over tiled GEMM (0 = compiler default).
+  uint32_t gemv_max_m = 0;
+
+  bool HasExtension(const std::string& ext) const;
+};
+
+// Parse a Vulkan Profiles JSON document (as `vulkaninfo --json` or gpuinfo.org writes it).
+// `profile_name` selects one entry of "profiles" (empty: the first). `sidecar_json` may be empty.
+// `origin` names the file for error messages.
+Result<TargetProfile> ParseProfileJson(const std::string& json_text, const std::string& sidecar_json,
+                                       const std::string& origin, const std::string& profile_name = "");
+
+// Load by built-in name ("lavapipe", "nvidia-hopper", ...) or by path to a .json file
+// (its sidecar `X.vkqc.json` is read when present).
+Result<TargetProfile> LoadProfile(const std::string& name_or_path);
+
+struct BuiltinProfileInfo {
+  std::string name;
+  std::string summary;  // one line
+};
+// Built-in profiles are embedded in the binary at build time from profiles/.
+std::vector<BuiltinProfileInfo> ListBuiltinProfiles();
+
+// Serialize a profile as Vulkan Profiles JSON plus its sidecar, which ParseProfileJson reads
+// back to an equal TargetProfile. Used by `vkqc probe -o X.json` (writes X.json, X.vkqc.json).
+struct ProfileFiles {
+  std::string profile_json;
+  std::string sidecar_json;
+};
+ProfileFiles WriteProfileJson(const TargetProfile& p);
+
+}  // namespace vkqc

@@ -1,0 +1,156 @@
+/* vkqc runtime C API (DESIGN 2.4).
+ *
+ * Loads a .vkqb bundle produced by `vkqc compile`, checks the device against the bundle's
+ * requirements, uploads weights, creates pipelines, records one command buffer per program
+ * and replays it on every run. Depends on Vulkan headers and volk only.
+ *
+ * Errors: every function returns a vkqc_status; on failure, vkqc_last_error() returns a
+ * readable message for the calling thread (valid until that thread's next vkqc call).
+ *
+ * Threading and lifetimes: a vkqc_context may be used from one thread at a time (callers
+ * serialize); models belong to their context and must be destroyed before it. A model's
+ * mapped input/output pointers stay valid until the model is destroyed. Pointers passed in
+ * (bundle bytes, options) are not retained unless stated.
+ */
+#ifndef VKQC_H_
+#define VKQC_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum vkqc_status {
+  VKQC_OK = 0,
+  VKQC_ERROR_INVALID_ARGUMENT = 1,
+  VKQC_ERROR_INVALID_BUNDLE = 2,     /* malformed, truncated or inconsistent bundle */
+  VKQC_ERROR_UNSUPPORTED_DEVICE = 3, /* device lacks what the bundle requires */
+  VKQC_ERROR_NO_DEVICE = 4,          /* no Vulkan loader or no suitable device */
+  VKQC_ERROR_VULKAN = 5,             /* a Vulkan call failed */
+  VKQC_ERROR_DEVICE_LOST = 6,
+  VKQC_ERROR_OUT_OF_MEMORY = 7,
+  VKQC_ERROR_IO = 8,                 /* file could not be read */
+  VKQC_ERROR_NOT_FOUND = 9           /* no such program / tensor */
+} vkqc_status;
+
+typedef enum vkqc_log_level {
+  VKQC_LOG_DEBUG = 0,
+  VKQC_LOG_INFO = 1,
+  VKQC_LOG_WARNING = 2,
+  VKQC_LOG_ERROR = 3,
+  VKQC_LOG_VALIDATION = 4 /* a message from the Vulkan validation layer */
+} vkqc_log_level;
+
+typedef void (*vkqc_log_fn)(void* user_data, vkqc_log_level level, const char* message);
+
+typedef struct vkqc_context_t* vkqc_context;
+typedef struct vkqc_model_t* vkqc_model;
+
+/* Opaque Vulkan handles, so this header needs no Vulkan include. */
+typedef struct vkqc_external_device {
+  void* instance;        /* VkInstance */
+  void* physical_device; /* VkPhysicalDevice */
+  void* device;          /* VkDevice, created with the features the bundles need */
+  void* queue;           /* VkQueue supporting compute */
+  uint32_t queue_family_index;
+  uint32_t api_version;  /* the API version the instance/device were created with */
+} vkqc_external_device;
+
+typedef struct vkqc_context_options {
+  uint32_t struct_size;          /* sizeof(vkqc_context_options) */
+  int32_t device_index;          /* -1: first device with a compute queue */
+  int enable_validation;         /* enable VK_LAYER_KHRONOS_validation + sync validation */
+  vkqc_log_fn log;               /* optional */
+  void* log_user_data;
+  const vkqc_external_device* external; /* optional: adopt the app's instance/device/queue */
+  const void* pipeline_cache_data;      /* optional: from vkqc_context_pipeline_cache_data */
+  size_t pipeline_cache_size;
+  const void* allocation_callbacks;     /* optional VkAllocationCallbacks* */
+} vkqc_context_options;
+
+void vkqc_context_options_init(vkqc_context_options* options);
+
+vkqc_status vkqc_context_create(const vkqc_context_options* options, vkqc_context* out_context);
+void vkqc_context_destroy(vkqc_context context);
+
+/* The chosen device's name and Vulkan version. */
+vkqc_status vkqc_context_device_name(vkqc_context context, const char** out_name);
+
+/* Serialized VkPipelineCache for the app to persist. Call with data == NULL to get the size. */
+vkqc_status vkqc_context_pipeline_cache_data(vkqc_context context, void* data, size_t* inout_size);
+
+typedef struct vkqc_model_options {
+  uint32_t struct_size;          /* sizeof(vkqc_model_options) */
+  uint64_t staging_bytes;        /* bound of the weight-upload staging buffer; 0: 16 MiB */
+  int poison_memory;             /* fill arena and outputs with 0xFF bytes (NaN) at load (tests) */
+} vkqc_model_options;
+
+void vkqc_model_options_init(vkqc_model_options* options);
+
+/* The bundle bytes are copied where needed; `data` may be freed after the call. */
+vkqc_status vkqc_model_load(vkqc_context context, const void* data, size_t size,
+                            const vkqc_model_options* options, vkqc_model* out_model);
+vkqc_status vkqc_model_load_file(vkqc_context context, const char* path,
+                                 const vkqc_model_options* options, vkqc_model* out_model);
+void vkqc_model_destroy(vkqc_model model);
+
+/* Checks a bundle against the context's device without loading it. On
+ * VKQC_ERROR_UNSUPPORTED_DEVICE, vkqc_last_error() lists everything that is missing. */
+vkqc_status vkqc_check_bundle(vkqc_context context, const void* data, size_t size);
+
+/* Programs: one per compiled token count (`vkqc compile --tokens 1,128`). */
+uint32_t vkqc_model_program_count(vkqc_model model);
+/* tokens == 0 selects a bundle's single static program. The error lists the compiled sizes. */
+vkqc_status vkqc_model_find_program(vkqc_model model, uint32_t tokens, uint32_t* out_program);
+uint32_t vkqc_model_program_tokens(vkqc_model model, uint32_t program);
+
+typedef enum vkqc_dtype { VKQC_F32 = 0, VKQC_F16 = 1, VKQC_I8 = 2, VKQC_U8 = 3, VKQC_I32 = 6 } vkqc_dtype;
+
+typedef struct vkqc_tensor_info {
+  const char* name;
+  uint32_t rank;
+  int64_t shape[8];
+  vkqc_dtype dtype;
+  uint64_t size_bytes;
+} vkqc_tensor_info;
+
+uint32_t vkqc_model_input_count(vkqc_model model, uint32_t program);
+uint32_t vkqc_model_output_count(vkqc_model model, uint32_t program);
+vkqc_status vkqc_model_input_info(vkqc_model model, uint32_t program, uint32_t index, vkqc_tensor_info* out_info);
+vkqc_status vkqc_model_output_info(vkqc_model model, uint32_t program, uint32_t index, vkqc_tensor_info* out_info);
+
+/* Copy in / out (size must equal the tensor's size_bytes). */
+vkqc_status vkqc_model_write_input(vkqc_model model, uint32_t program, uint32_t index, const void* data, size_t size);
+vkqc_status vkqc_model_read_output(vkqc_model model, uint32_t program, uint32_t index, void* data, size_t size);
+/* In-place access to host-visible input/output memory (no copy). */
+vkqc_status vkqc_model_map_input(vkqc_model model, uint32_t program, uint32_t index, void** out_ptr);
+vkqc_status vkqc_model_map_output(vkqc_model model, uint32_t program, uint32_t index, void** out_ptr);
+
+/* Submits the program's pre-recorded command buffer and waits for it. */
+vkqc_status vkqc_model_run(vkqc_model model, uint32_t program);
+
+/* Layers (for profiling and inspection). */
+typedef struct vkqc_layer_info {
+  const char* name;
+  const char* op;
+  const char* variant;
+  int integer_path;     /* int32 accumulation of quantized activations */
+  uint64_t flops;
+  uint64_t weight_bytes;
+} vkqc_layer_info;
+uint32_t vkqc_model_layer_count(vkqc_model model, uint32_t program);
+vkqc_status vkqc_model_layer_info(vkqc_model model, uint32_t program, uint32_t index, vkqc_layer_info* out_info);
+
+/* Runs once more with timestamp queries around every layer; out_ns[i] = GPU time of layer i
+ * in nanoseconds, *out_total_ns the whole command buffer. Arrays hold layer_count entries. */
+vkqc_status vkqc_model_run_timed(vkqc_model model, uint32_t program, double* out_layer_ns, double* out_total_ns);
+
+const char* vkqc_status_string(vkqc_status status);
+const char* vkqc_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VKQC_H_ */

@@ -1,0 +1,292 @@
+// C API boundary: argument checks, thread-local error messages, no exceptions escape.
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "model.h"
+
+using namespace vkqc::rt;
+
+namespace {
+thread_local std::string g_last_error;
+
+vkqc_status Report(const Err& e) {
+  g_last_error = e.ok() ? std::string() : e.message;
+  return e.status;
+}
+vkqc_status Invalid(const std::string& m) { return Report(Fail(VKQC_ERROR_INVALID_ARGUMENT, m)); }
+
+bool ValidProgram(vkqc_model m, uint32_t program) { return m && program < m->programs.size(); }
+
+vkqc_status FillInfo(const IoInfo& io, vkqc_tensor_info* out) {
+  std::memset(out, 0, sizeof(*out));
+  out->name = io.name.c_str();
+  out->rank = uint32_t(io.shape.size());
+  for (size_t i = 0; i < io.shape.size() && i < 8; ++i) out->shape[i] = io.shape[i];
+  out->dtype = io.dtype;
+  out->size_bytes = io.size;
+  return Report(Ok());
+}
+
+const IoInfo* GetIo(vkqc_model m, uint32_t program, uint32_t index, bool output, vkqc_status* st) {
+  if (!ValidProgram(m, program)) {
+    *st = Invalid("model is null or program index out of range");
+    return nullptr;
+  }
+  const auto& v = output ? m->programs[program].outputs : m->programs[program].inputs;
+  if (index >= v.size()) {
+    *st = Report(Fail(VKQC_ERROR_NOT_FOUND, std::string(output ? "output" : "input") + " index " +
+                                                std::to_string(index) + " out of range (" +
+                                                std::to_string(v.size()) + ")"));
+    return nullptr;
+  }
+  *st = VKQC_OK;
+  return &v[index];
+}
+}  // namespace
+
+extern "C" {
+
+const char* vkqc_status_string(vkqc_status s) {
+  switch (s) {
+    case VKQC_OK: return "ok";
+    case VKQC_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case VKQC_ERROR_INVALID_BUNDLE: return "invalid bundle";
+    case VKQC_ERROR_UNSUPPORTED_DEVICE: return "unsupported device";
+    case VKQC_ERROR_NO_DEVICE: return "no device";
+    case VKQC_ERROR_VULKAN: return "vulkan error";
+    case VKQC_ERROR_DEVICE_LOST: return "device lost";
+    case VKQC_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case VKQC_ERROR_IO: return "i/o error";
+    case VKQC_ERROR_NOT_FOUND: return "not found";
+  }
+  return "unknown status";
+}
+
+const char* vkqc_last_error(void) { return g_last_error.c_str(); }
+
+void vkqc_context_options_init(vkqc_context_options* o) {
+  if (!o) return;
+  std::memset(o, 0, sizeof(*o));
+  o->struct_size = sizeof(*o);
+  o->device_index = -1;
+}
+
+vkqc_status vkqc_context_create(const vkqc_context_options* options, vkqc_context* out) {
+  if (!out) return Invalid("out_context is null");
+  *out = nullptr;
+  vkqc_context_options o;
+  vkqc_context_options_init(&o);
+  if (options) {
+    if (options->struct_size != sizeof(vkqc_context_options)) return Invalid("options.struct_size mismatch");
+    o = *options;
+  }
+  auto* ctx = new (std::nothrow) vkqc_context_t;
+  if (!ctx) return Report(Fail(VKQC_ERROR_OUT_OF_MEMORY, "out of host memory"));
+  Err e = CreateContext(o, ctx);
+  if (!e.ok()) {
+    DestroyContext(ctx);
+    delete ctx;
+    return Report(e);
+  }
+  *out = ctx;
+  return Report(Ok());
+}
+
+void vkqc_context_destroy(vkqc_context ctx) {
+  if (!ctx) return;
+  DestroyContext(ctx);
+  delete ctx;
+}
+
+vkqc_status vkqc_context_device_name(vkqc_context ctx, const char** out_name) {
+  if (!ctx || !out_name) return Invalid("null argument");
+  *out_name = ctx->caps.name.c_str();
+  return Report(Ok());
+}
+
+vkqc_status vkqc_context_pipeline_cache_data(vkqc_context ctx, void* data, size_t* size) {
+  if (!ctx || !size) return Invalid("null argument");
+  VkResult r = vkGetPipelineCacheData(ctx->device, ctx->cache, size, data);
+  if (r != VK_SUCCESS && r != VK_INCOMPLETE) return Report(VkFail(r, "vkGetPipelineCacheData"));
+  return Report(Ok());
+}
+
+void vkqc_model_options_init(vkqc_model_options* o) {
+  if (!o) return;
+  std::memset(o, 0, sizeof(*o));
+  o->struct_size = sizeof(*o);
+}
+
+vkqc_status vkqc_check_bundle(vkqc_context ctx, const void* data, size_t size) {
+  if (!ctx || !data) return Invalid("null argument");
+  BundleView view;
+  if (Err e = ParseBundle(static_cast<const uint8_t*>(data), size, &view); !e.ok()) return Report(e);
+  const auto missing = MissingRequirements(view.bundle->requirements(), ctx->caps);
+  if (missing.empty()) return Report(Ok());
+  std::string m = "device '" + ctx->caps.name + "' cannot run this bundle; missing:";
+  for (const auto& s : missing) m += "\n  - " + s;
+  return Report(Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, m));
+}
+
+vkqc_status vkqc_model_load(vkqc_context ctx, const void* data, size_t size, const vkqc_model_options* options,
+                            vkqc_model* out) {
+  if (!ctx || !out || (!data && size)) return Invalid("null argument");
+  *out = nullptr;
+  vkqc_model_options o;
+  vkqc_model_options_init(&o);
+  if (options) {
+    if (options->struct_size != sizeof(vkqc_model_options)) return Invalid("options.struct_size mismatch");
+    o = *options;
+  }
+  auto* m = new (std::nothrow) vkqc_model_t;
+  if (!m) return Report(Fail(VKQC_ERROR_OUT_OF_MEMORY, "out of host memory"));
+  m->ctx = ctx;
+  const auto* p = static_cast<const uint8_t*>(data);
+  m->bytes.assign(p, p + size);
+  Err e = m->Load(o);
+  if (!e.ok()) {
+    m->Destroy();
+    delete m;
+    return Report(e);
+  }
+  ++ctx->live_models;
+  *out = m;
+  return Report(Ok());
+}
+
+vkqc_status vkqc_model_load_file(vkqc_context ctx, const char* path, const vkqc_model_options* options,
+                                 vkqc_model* out) {
+  if (!ctx || !path || !out) return Invalid("null argument");
+  std::FILE* f = std::fopen(path, "rb");
+  if (!f) return Report(Fail(VKQC_ERROR_IO, std::string(path) + ": cannot open: " + std::strerror(errno)));
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.append(buf, n);
+  const bool err = std::ferror(f);
+  std::fclose(f);
+  if (err) return Report(Fail(VKQC_ERROR_IO, std::string(path) + ": read error"));
+  vkqc_status s = vkqc_model_load(ctx, bytes.data(), bytes.size(), options, out);
+  if (s != VKQC_OK) g_last_error = std::string(path) + ": " + g_last_error;
+  return s;
+}
+
+void vkqc_model_destroy(vkqc_model m) {
+  if (!m) return;
+  m->Destroy();
+  --m->ctx->live_models;
+  delete m;
+}
+
+uint32_t vkqc_model_program_count(vkqc_model m) { return m ? uint32_t(m->programs.size()) : 0; }
+
+uint32_t vkqc_model_program_tokens(vkqc_model m, uint32_t program) {
+  return ValidProgram(m, program) ? m->programs[program].tokens : 0;
+}
+
+vkqc_status vkqc_model_find_program(vkqc_model m, uint32_t tokens, uint32_t* out) {
+  if (!m || !out) return Invalid("null argument");
+  for (uint32_t i = 0; i < m->programs.size(); ++i)
+    if (m->programs[i].tokens == tokens || (tokens == 0 && m->programs.size() == 1)) {
+      *out = i;
+      return Report(Ok());
+    }
+  std::string have;
+  for (const auto& p : m->programs) have += (have.empty() ? "" : ", ") + std::to_string(p.tokens);
+  return Report(Fail(VKQC_ERROR_NOT_FOUND, "no program for tokens=" + std::to_string(tokens) +
+                                               "; the bundle was compiled for tokens " + have));
+}
+
+uint32_t vkqc_model_input_count(vkqc_model m, uint32_t program) {
+  return ValidProgram(m, program) ? uint32_t(m->programs[program].inputs.size()) : 0;
+}
+uint32_t vkqc_model_output_count(vkqc_model m, uint32_t program) {
+  return ValidProgram(m, program) ? uint32_t(m->programs[program].outputs.size()) : 0;
+}
+
+vkqc_status vkqc_model_input_info(vkqc_model m, uint32_t program, uint32_t index, vkqc_tensor_info* out) {
+  vkqc_status st;
+  const IoInfo* io = GetIo(m, program, index, false, &st);
+  if (!io) return st;
+  if (!out) return Invalid("out_info is null");
+  return FillInfo(*io, out);
+}
+vkqc_status vkqc_model_output_info(vkqc_model m, uint32_t program, uint32_t index, vkqc_tensor_info* out) {
+  vkqc_status st;
+  const IoInfo* io = GetIo(m, program, index, true, &st);
+  if (!io) return st;
+  if (!out) return Invalid("out_info is null");
+  return FillInfo(*io, out);
+}
+
+vkqc_status vkqc_model_write_input(vkqc_model m, uint32_t program, uint32_t index, const void* data, size_t size) {
+  vkqc_status st;
+  const IoInfo* io = GetIo(m, program, index, false, &st);
+  if (!io) return st;
+  if (!data || size != io->size)
+    return Invalid("input '" + io->name + "' takes " + std::to_string(io->size) + " bytes, got " + std::to_string(size));
+  std::memcpy(io->buffer.mapped, data, size);
+  return Report(Ok());
+}
+
+vkqc_status vkqc_model_read_output(vkqc_model m, uint32_t program, uint32_t index, void* data, size_t size) {
+  vkqc_status st;
+  const IoInfo* io = GetIo(m, program, index, true, &st);
+  if (!io) return st;
+  if (!data || size != io->size)
+    return Invalid("output '" + io->name + "' has " + std::to_string(io->size) + " bytes, got " + std::to_string(size));
+  if (!io->buffer.mapped) return Report(Fail(VKQC_ERROR_OUT_OF_MEMORY, "output memory is not host-visible"));
+  std::memcpy(data, io->buffer.mapped, size);
+  return Report(Ok());
+}
+
+vkqc_status vkqc_model_map_input(vkqc_model m, uint32_t program, uint32_t index, void** out) {
+  vkqc_status st;
+  const IoInfo* io = GetIo(m, program, index, false, &st);
+  if (!io) return st;
+  if (!out) return Invalid("out_ptr is null");
+  *out = io->buffer.mapped;
+  return Report(Ok());
+}
+
+vkqc_status vkqc_model_map_output(vkqc_model m, uint32_t program, uint32_t index, void** out) {
+  vkqc_status st;
+  const IoInfo* io = GetIo(m, program, index, true, &st);
+  if (!io) return st;
+  if (!out) return Invalid("out_ptr is null");
+  *out = io->buffer.mapped;
+  return Report(Ok());
+}
+
+vkqc_status vkqc_model_run(vkqc_model m, uint32_t program) {
+  if (!ValidProgram(m, program)) return Invalid("model is null or program index out of range");
+  return Report(m->Run(program));
+}
+
+uint32_t vkqc_model_layer_count(vkqc_model m, uint32_t program) {
+  return ValidProgram(m, program) ? uint32_t(m->programs[program].layers.size()) : 0;
+}
+
+vkqc_status vkqc_model_layer_info(vkqc_model m, uint32_t program, uint32_t index, vkqc_layer_info* out) {
+  if (!ValidProgram(m, program) || !out) return Invalid("null argument or program out of range");
+  const auto& ls = m->programs[program].layers;
+  if (index >= ls.size()) return Report(Fail(VKQC_ERROR_NOT_FOUND, "layer index out of range"));
+  const LayerInfo& l = ls[index];
+  out->name = l.name.c_str();
+  out->op = l.op.c_str();
+  out->variant = l.variant.c_str();
+  out->integer_path = l.integer_path;
+  out->flops = l.flops;
+  out->weight_bytes = l.weight_bytes;
+  return Report(Ok());
+}
+
+vkqc_status vkqc_model_run_timed(vkqc_model m, uint32_t program, double* layer_ns, double* total_ns) {
+  if (!ValidProgram(m, program) || !total_ns || (!layer_ns && !m->programs[program].layers.empty()))
+    return Invalid("null argument or program out of range");
+  return Report(m->RunTimed(program, layer_ns, total_ns));
+}
+
+}  // extern "C"

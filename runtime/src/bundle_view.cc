@@ -1,0 +1,202 @@
+// Bundle verification (DESIGN 3): the flatbuffers verifier, then every cross-reference.
+#include <cstring>
+#include <string>
+
+#include "internal.h"
+
+namespace vkqc::rt {
+namespace {
+
+constexpr uint64_t kMaxBytes = 1ull << 40;
+
+uint64_t DTypeBytes(fbb::DType t) {
+  switch (t) {
+    case fbb::DType::F32: case fbb::DType::I32: return 4;
+    case fbb::DType::F16: return 2;
+    case fbb::DType::I8: case fbb::DType::U8: return 1;
+    default: return 0;
+  }
+}
+
+Err Bad(const std::string& m) { return Fail(VKQC_ERROR_INVALID_BUNDLE, "invalid bundle: " + m); }
+
+Err CheckIo(const flatbuffers::Vector<flatbuffers::Offset<fbb::IoTensor>>* ios, const std::string& where) {
+  if (!ios) return Ok();
+  for (uint32_t i = 0; i < ios->size(); ++i) {
+    const auto* io = ios->Get(i);
+    const std::string w = where + " tensor " + std::to_string(i) + " ('" + io->name()->str() + "')";
+    if (!io->shape() || io->shape()->size() == 0 || io->shape()->size() > 8) return Bad(w + ": bad rank");
+    uint64_t n = 1;
+    for (int64_t d : *io->shape()) {
+      if (d < 1 || d > (1ll << 31)) return Bad(w + ": bad dimension " + std::to_string(d));
+      n *= uint64_t(d);
+      if (n > kMaxBytes) return Bad(w + ": too large");
+    }
+    const uint64_t eb = DTypeBytes(io->dtype());
+    if (eb == 0) return Bad(w + ": unsupported dtype");
+    if (io->size() != n * eb) return Bad(w + ": size " + std::to_string(io->size()) + " != shape x dtype");
+  }
+  return Ok();
+}
+
+}  // namespace
+
+Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
+  if (!data || size < 8) return Bad("file is too small (" + std::to_string(size) + " bytes)");
+  uint32_t fb_size = 0;
+  std::memcpy(&fb_size, data, 4);
+  if (uint64_t(fb_size) + 4 > size)
+    return Bad("truncated: the flatbuffer claims " + std::to_string(fb_size) + " bytes, the file has " +
+               std::to_string(size));
+  if (!fbb::BundleBufferHasIdentifier(data + 4)) return Bad("not a vkqc bundle (file identifier is not VKQB)");
+  flatbuffers::Verifier v(data, size_t(fb_size) + 4, 64, 10000000);
+  if (!fbb::VerifySizePrefixedBundleBuffer(v)) return Bad("the flatbuffer failed verification (corrupt or truncated)");
+  const fbb::Bundle* b = fbb::GetBundle(data + 4);
+  const uint64_t seg = (uint64_t(fb_size) + 4 + 63) / 64 * 64;
+  if (seg + b->weight_segment_size() != size)
+    return Bad("weight segment of " + std::to_string(b->weight_segment_size()) + " bytes at offset " +
+               std::to_string(seg) + " does not match the file size " + std::to_string(size));
+  if (b->format_version() != 1) return Bad("unsupported format version " + std::to_string(b->format_version()));
+  if (!b->requirements()) return Bad("missing requirements");
+  const auto* rq = b->requirements();
+  if (!rq->max_compute_work_group_size() || rq->max_compute_work_group_size()->size() != 3 ||
+      !rq->max_compute_work_group_count() || rq->max_compute_work_group_count()->size() != 3)
+    return Bad("requirements: workgroup size/count must have 3 entries");
+
+  const uint32_t nmod = b->modules() ? b->modules()->size() : 0;
+  for (uint32_t i = 0; i < nmod; ++i) {
+    const auto* m = b->modules()->Get(i);
+    if (m->spirv()->size() < 5 || m->spirv()->Get(0) != 0x07230203u)
+      return Bad("shader module " + std::to_string(i) + " is not SPIR-V");
+  }
+  const uint32_t npipe = b->pipelines() ? b->pipelines()->size() : 0;
+  for (uint32_t i = 0; i < npipe; ++i) {
+    const auto* p = b->pipelines()->Get(i);
+    const std::string w = "pipeline " + std::to_string(i);
+    if (p->module_() >= nmod) return Bad(w + ": module index " + std::to_string(p->module_()) + " out of range");
+    if (!p->local_size() || p->local_size()->size() != 3) return Bad(w + ": local_size must have 3 entries");
+    if (!p->bindings() || p->bindings()->size() == 0 || p->bindings()->size() > 16) return Bad(w + ": bad bindings");
+    for (uint32_t j = 0; j < p->bindings()->size(); ++j) {
+      if (p->bindings()->Get(j)->binding() >= 16) return Bad(w + ": binding number out of range");
+      if (p->bindings()->Get(j)->type() != fbb::DescriptorType::StorageBuffer) return Bad(w + ": unsupported descriptor type");
+    }
+    if (p->push_constant_size() > 256 || p->push_constant_size() % 4) return Bad(w + ": bad push-constant size");
+    if (p->spec_constants() && p->spec_constants()->size() > 64) return Bad(w + ": too many specialization constants");
+  }
+  if (!b->programs() || b->programs()->size() == 0) return Bad("no programs");
+  for (uint32_t pi = 0; pi < b->programs()->size(); ++pi) {
+    const auto* pr = b->programs()->Get(pi);
+    const std::string pw = "program " + std::to_string(pi);
+    if (auto e = CheckIo(pr->inputs(), pw + " input"); !e.ok()) return e;
+    if (auto e = CheckIo(pr->outputs(), pw + " output"); !e.ok()) return e;
+    const uint32_t nin = pr->inputs() ? pr->inputs()->size() : 0;
+    const uint32_t nout = pr->outputs() ? pr->outputs()->size() : 0;
+    const uint32_t nlayers = pr->layers() ? pr->layers()->size() : 0;
+    if (pr->arena_size() > kMaxBytes) return Bad(pw + ": arena too large");
+    const auto* types = pr->commands_type();
+    const auto* cmds = pr->commands();
+    if (!types || !cmds || types->size() != cmds->size()) return Bad(pw + ": malformed command list");
+    for (uint32_t ci = 0; ci < cmds->size(); ++ci) {
+      const std::string cw = pw + " command " + std::to_string(ci);
+      const auto t = fbb::Command(types->Get(ci));
+      if (t == fbb::Command::Barrier) continue;
+      if (t != fbb::Command::Dispatch) return Bad(cw + ": unknown command type");
+      const auto* d = static_cast<const fbb::Dispatch*>(cmds->Get(ci));
+      if (d->pipeline() >= npipe) return Bad(cw + ": pipeline index " + std::to_string(d->pipeline()) + " out of range");
+      const auto* p = b->pipelines()->Get(d->pipeline());
+      if (!d->buffers() || d->buffers()->size() != p->bindings()->size())
+        return Bad(cw + ": buffer count does not match the pipeline's bindings");
+      if (!d->group_count() || d->group_count()->size() != 3) return Bad(cw + ": group_count must have 3 entries");
+      for (uint32_t g : *d->group_count())
+        if (g == 0) return Bad(cw + ": zero workgroup count");
+      const uint32_t push = d->push_constants() ? d->push_constants()->size() : 0;
+      if (push != p->push_constant_size()) return Bad(cw + ": push-constant bytes do not match the pipeline");
+      if (d->layer() >= nlayers) return Bad(cw + ": layer index out of range");
+      for (uint32_t si = 0; si < d->buffers()->size(); ++si) {
+        const auto* s = d->buffers()->Get(si);
+        uint64_t limit = 0;
+        switch (s->kind()) {
+          case fbb::BufferKind::Weights: limit = b->weight_segment_size(); break;
+          case fbb::BufferKind::Arena: limit = pr->arena_size(); break;
+          case fbb::BufferKind::Input:
+            if (s->index() >= nin) return Bad(cw + ": input index out of range");
+            limit = pr->inputs()->Get(s->index())->size();
+            break;
+          case fbb::BufferKind::Output:
+            if (s->index() >= nout) return Bad(cw + ": output index out of range");
+            limit = pr->outputs()->Get(s->index())->size();
+            break;
+          default: return Bad(cw + ": unknown buffer kind");
+        }
+        if (s->size() == 0 || s->offset() > limit || s->size() > limit - s->offset())
+          return Bad(cw + " binding " + std::to_string(si) + ": slice [offset " + std::to_string(s->offset()) +
+                     ", " + std::to_string(s->size()) + " bytes] lies outside its buffer (" +
+                     std::to_string(limit) + " bytes)");
+        if (s->offset() % rq->min_storage_buffer_offset_alignment() != 0 && rq->min_storage_buffer_offset_alignment())
+          return Bad(cw + " binding " + std::to_string(si) + ": offset not aligned to the bundle's alignment");
+      }
+    }
+    for (uint32_t li = 0; li < nlayers; ++li) {
+      const auto* l = pr->layers()->Get(li);
+      if (uint64_t(l->first_command()) + l->command_count() > cmds->size())
+        return Bad(pw + " layer " + std::to_string(li) + ": command range out of range");
+    }
+  }
+  if (rq->min_storage_buffer_offset_alignment() == 0 ||
+      (rq->min_storage_buffer_offset_alignment() & (rq->min_storage_buffer_offset_alignment() - 1)))
+    return Bad("requirements: offset alignment must be a power of two");
+  out->bundle = b;
+  out->weights = data + seg;
+  out->weights_size = b->weight_segment_size();
+  return Ok();
+}
+
+std::vector<std::string> MissingRequirements(const fbb::Requirements* r, const DeviceCaps& c) {
+  std::vector<std::string> miss;
+  auto ver = [](uint32_t v) {
+    return std::to_string(v >> 22) + "." + std::to_string((v >> 12) & 0x3FF);
+  };
+  if (c.api_version < r->api_version())
+    miss.push_back("Vulkan " + ver(r->api_version()) + " (device has " + ver(c.api_version) + ")");
+  if (r->shader_integer_dot_product() && !c.shader_integer_dot_product)
+    miss.push_back("feature shaderIntegerDotProduct");
+  if (r->subgroup_arithmetic() && !c.subgroup_arithmetic_compute)
+    miss.push_back("subgroup arithmetic operations in compute shaders");
+  if (r->required_subgroup_size()) {
+    const uint32_t sg = r->required_subgroup_size();
+    if (!c.subgroup_size_control || !c.required_subgroup_size_compute)
+      miss.push_back("feature subgroupSizeControl for compute (to pin subgroup size " + std::to_string(sg) + ")");
+    else if (sg < c.min_subgroup_size || sg > c.max_subgroup_size)
+      miss.push_back("subgroup size " + std::to_string(sg) + " (device supports " +
+                     std::to_string(c.min_subgroup_size) + ".." + std::to_string(c.max_subgroup_size) + ")");
+    if (!c.compute_full_subgroups) miss.push_back("feature computeFullSubgroups");
+  }
+  auto lim = [&](const char* name, uint64_t need, uint64_t have) {
+    if (need > have)
+      miss.push_back(std::string(name) + " >= " + std::to_string(need) + " (device has " + std::to_string(have) + ")");
+  };
+  lim("maxComputeSharedMemorySize", r->max_compute_shared_memory_size(), c.max_compute_shared_memory_size);
+  lim("maxComputeWorkGroupInvocations", r->max_compute_work_group_invocations(), c.max_compute_work_group_invocations);
+  for (int i = 0; i < 3; ++i) {
+    lim(("maxComputeWorkGroupSize[" + std::to_string(i) + "]").c_str(), r->max_compute_work_group_size()->Get(i),
+        c.max_compute_work_group_size[i]);
+    lim(("maxComputeWorkGroupCount[" + std::to_string(i) + "]").c_str(), r->max_compute_work_group_count()->Get(i),
+        c.max_compute_work_group_count[i]);
+  }
+  lim("maxStorageBufferRange", r->max_storage_buffer_range(), c.max_storage_buffer_range);
+  lim("maxPerStageDescriptorStorageBuffers", r->max_per_stage_descriptor_storage_buffers(),
+      c.max_per_stage_descriptor_storage_buffers);
+  lim("maxPushConstantsSize", r->max_push_constants_size(), c.max_push_constants_size);
+  if (c.min_storage_buffer_offset_alignment > r->min_storage_buffer_offset_alignment())
+    miss.push_back("minStorageBufferOffsetAlignment <= " + std::to_string(r->min_storage_buffer_offset_alignment()) +
+                   " (device has " + std::to_string(c.min_storage_buffer_offset_alignment) + ")");
+  if (r->extensions())
+    for (const auto* e : *r->extensions()) {
+      bool found = false;
+      for (const auto& x : c.extensions) found |= x == e->str();
+      if (!found) miss.push_back("extension " + e->str());
+    }
+  return miss;
+}
+
+}  // namespace vkqc::rt

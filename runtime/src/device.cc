@@ -1,0 +1,317 @@
+// Instance, device and queue: created here or adopted from the app (vkqc_external_device).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "internal.h"
+
+namespace vkqc::rt {
+
+Err VkFail(VkResult r, const char* what) {
+  if (r == VK_ERROR_DEVICE_LOST) return Fail(VKQC_ERROR_DEVICE_LOST, std::string(what) + ": device lost");
+  if (r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    return Fail(VKQC_ERROR_OUT_OF_MEMORY, std::string(what) + ": out of memory (VkResult " + std::to_string(r) + ")");
+  return Fail(VKQC_ERROR_VULKAN, std::string(what) + " failed (VkResult " + std::to_string(r) + ")");
+}
+
+namespace {
+
+VKAPI_ATTR VkBool32 VKAPI_CALL OnDebugMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                              VkDebugUtilsMessageTypeFlagsEXT,
+                                              const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  auto* ctx = static_cast<vkqc_context_t*>(user);
+  const vkqc_log_level level =
+      severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT ? VKQC_LOG_VALIDATION : VKQC_LOG_DEBUG;
+  ctx->Log(level, data && data->pMessage ? data->pMessage : "(no message)");
+  return VK_FALSE;
+}
+
+bool HasLayer(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> props(n);
+  vkEnumerateInstanceLayerProperties(&n, props.data());
+  for (const auto& p : props)
+    if (std::strcmp(p.layerName, name) == 0) return true;
+  return false;
+}
+
+bool HasInstanceExtension(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> props(n);
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, props.data());
+  for (const auto& p : props)
+    if (std::strcmp(p.extensionName, name) == 0) return true;
+  return false;
+}
+
+bool Has(const std::vector<std::string>& v, const char* s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Features vkqc bundles may use; filled with what the device supports, then enabled as is.
+struct FeatureChain {
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceSubgroupSizeControlFeatures sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceShaderIntegerDotProductFeatures idp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+
+  // api >= 1.3 uses the Vulkan13 aggregate; otherwise the extension structs when present.
+  void Link(uint32_t api, const std::vector<std::string>& exts) {
+    void** next = &f2.pNext;
+    if (api >= VK_API_VERSION_1_3) {
+      *next = &v13;
+      next = &v13.pNext;
+    } else {
+      if (Has(exts, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME)) { *next = &sgc; next = &sgc.pNext; }
+      if (Has(exts, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) { *next = &idp; next = &idp.pNext; }
+    }
+  }
+  // Keep only what vkqc uses, so enabling them costs nothing elsewhere.
+  void Trim() {
+    const VkPhysicalDeviceFeatures all = f2.features;
+    f2.features = VkPhysicalDeviceFeatures{};
+    f2.features.shaderInt16 = all.shaderInt16;
+    const VkPhysicalDeviceVulkan13Features v = v13;
+    v13 = VkPhysicalDeviceVulkan13Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, v13.pNext};
+    v13.subgroupSizeControl = v.subgroupSizeControl;
+    v13.computeFullSubgroups = v.computeFullSubgroups;
+    v13.shaderIntegerDotProduct = v.shaderIntegerDotProduct;
+    v13.synchronization2 = VK_FALSE;
+  }
+};
+
+void QueryCaps(vkqc_context_t* ctx, uint32_t api) {
+  DeviceCaps& c = ctx->caps;
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(ctx->physical, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> ext(n);
+  vkEnumerateDeviceExtensionProperties(ctx->physical, nullptr, &n, ext.data());
+  for (const auto& e : ext) c.extensions.push_back(e.extensionName);
+
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceShaderIntegerDotProductProperties idp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
+  p2.pNext = &sg;
+  void** next = &sg.pNext;
+  const bool has_sgc = api >= VK_API_VERSION_1_3 || Has(c.extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  if (has_sgc) { *next = &sgc; next = &sgc.pNext; }
+  if (api >= VK_API_VERSION_1_3 || Has(c.extensions, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) {
+    *next = &idp;
+    next = &idp.pNext;
+  }
+  vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
+  const VkPhysicalDeviceLimits& l = p2.properties.limits;
+  c.name = p2.properties.deviceName;
+  c.api_version = std::min(api, p2.properties.apiVersion);
+  c.subgroup_size = sg.subgroupSize;
+  c.subgroup_arithmetic_compute = (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+                                  (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
+  if (has_sgc) {
+    c.min_subgroup_size = sgc.minSubgroupSize;
+    c.max_subgroup_size = sgc.maxSubgroupSize;
+    c.required_subgroup_size_compute = sgc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  c.max_compute_shared_memory_size = l.maxComputeSharedMemorySize;
+  c.max_compute_work_group_invocations = l.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    c.max_compute_work_group_size[i] = l.maxComputeWorkGroupSize[i];
+    c.max_compute_work_group_count[i] = l.maxComputeWorkGroupCount[i];
+  }
+  c.max_storage_buffer_range = l.maxStorageBufferRange;
+  c.max_per_stage_descriptor_storage_buffers = l.maxPerStageDescriptorStorageBuffers;
+  c.max_push_constants_size = l.maxPushConstantsSize;
+  c.min_storage_buffer_offset_alignment = l.minStorageBufferOffsetAlignment;
+  c.timestamp_period = l.timestampPeriod;
+  vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->mem);
+}
+
+}  // namespace
+
+Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
+  ctx->log = o.log;
+  ctx->log_user_data = o.log_user_data;
+  ctx->alloc = static_cast<const VkAllocationCallbacks*>(o.allocation_callbacks);
+  if (volkInitialize() != VK_SUCCESS)
+    return Fail(VKQC_ERROR_NO_DEVICE, "the Vulkan loader (libvulkan.so.1) could not be loaded");
+  uint32_t api = 0;
+  if (o.external) {
+    ctx->owns_device = false;
+    ctx->instance = static_cast<VkInstance>(o.external->instance);
+    ctx->physical = static_cast<VkPhysicalDevice>(o.external->physical_device);
+    ctx->device = static_cast<VkDevice>(o.external->device);
+    ctx->queue = static_cast<VkQueue>(o.external->queue);
+    ctx->queue_family = o.external->queue_family_index;
+    api = o.external->api_version;
+    if (!ctx->instance || !ctx->physical || !ctx->device || !ctx->queue)
+      return Fail(VKQC_ERROR_INVALID_ARGUMENT, "external device: instance, physical device, device and queue are required");
+    volkLoadInstanceOnly(ctx->instance);
+  } else {
+    uint32_t loader_api = VK_API_VERSION_1_0;
+    if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loader_api);
+    api = std::min<uint32_t>(loader_api, VK_API_VERSION_1_3);
+    if (api < VK_API_VERSION_1_1) return Fail(VKQC_ERROR_NO_DEVICE, "the Vulkan loader supports only Vulkan 1.0; 1.1 is required");
+    std::vector<const char*> layers, exts;
+    VkValidationFeaturesEXT vf{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    if (o.enable_validation) {
+      if (!HasLayer("VK_LAYER_KHRONOS_validation"))
+        return Fail(VKQC_ERROR_NO_DEVICE, "validation was requested but VK_LAYER_KHRONOS_validation is not installed "
+                                          "(Debian: apt-get install vulkan-validationlayers)");
+      if (!HasInstanceExtension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME))
+        return Fail(VKQC_ERROR_NO_DEVICE, "validation was requested but VK_EXT_debug_utils is unavailable");
+      layers.push_back("VK_LAYER_KHRONOS_validation");
+      exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      vf.enabledValidationFeatureCount = 1;
+      vf.pEnabledValidationFeatures = enables;
+    }
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "vkqc";
+    app.pEngineName = "vkqc";
+    app.apiVersion = api;
+    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ici.pNext = o.enable_validation ? &vf : nullptr;
+    ici.pApplicationInfo = &app;
+    ici.enabledLayerCount = uint32_t(layers.size());
+    ici.ppEnabledLayerNames = layers.data();
+    ici.enabledExtensionCount = uint32_t(exts.size());
+    ici.ppEnabledExtensionNames = exts.data();
+    if (VkResult r = vkCreateInstance(&ici, ctx->alloc, &ctx->instance); r != VK_SUCCESS)
+      return VkFail(r, "vkCreateInstance");
+    volkLoadInstanceOnly(ctx->instance);
+    if (o.enable_validation) {
+      VkDebugUtilsMessengerCreateInfoEXT mci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+      mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+      mci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+      mci.pfnUserCallback = OnDebugMessage;
+      mci.pUserData = ctx;
+      if (VkResult r = vkCreateDebugUtilsMessengerEXT(ctx->instance, &mci, ctx->alloc, &ctx->messenger); r != VK_SUCCESS)
+        return VkFail(r, "vkCreateDebugUtilsMessengerEXT");
+    }
+    uint32_t n = 0;
+    vkEnumeratePhysicalDevices(ctx->instance, &n, nullptr);
+    std::vector<VkPhysicalDevice> devs(n);
+    vkEnumeratePhysicalDevices(ctx->instance, &n, devs.data());
+    if (n == 0) return Fail(VKQC_ERROR_NO_DEVICE, "no Vulkan device found (install a driver; mesa-vulkan-drivers gives lavapipe)");
+    std::vector<std::pair<VkPhysicalDevice, uint32_t>> candidates;
+    for (VkPhysicalDevice d : devs) {
+      uint32_t qn = 0;
+      vkGetPhysicalDeviceQueueFamilyProperties(d, &qn, nullptr);
+      std::vector<VkQueueFamilyProperties> qf(qn);
+      vkGetPhysicalDeviceQueueFamilyProperties(d, &qn, qf.data());
+      for (uint32_t q = 0; q < qn; ++q)
+        if (qf[q].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+          candidates.push_back({d, q});
+          break;
+        }
+    }
+    if (candidates.empty()) return Fail(VKQC_ERROR_NO_DEVICE, "no Vulkan device with a compute queue");
+    const int idx = o.device_index < 0 ? 0 : o.device_index;
+    if (size_t(idx) >= candidates.size())
+      return Fail(VKQC_ERROR_NO_DEVICE, "device index " + std::to_string(idx) + " out of range (" +
+                                            std::to_string(candidates.size()) + " compute devices)");
+    ctx->physical = candidates[idx].first;
+    ctx->queue_family = candidates[idx].second;
+  }
+
+  QueryCaps(ctx, api);
+  uint32_t qn = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &qn, nullptr);
+  std::vector<VkQueueFamilyProperties> qf(qn);
+  vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &qn, qf.data());
+  if (ctx->queue_family < qn) ctx->caps.timestamp_valid_bits = qf[ctx->queue_family].timestampValidBits;
+
+  FeatureChain fc;
+  fc.Link(ctx->caps.api_version, ctx->caps.extensions);
+  vkGetPhysicalDeviceFeatures2(ctx->physical, &fc.f2);
+  if (ctx->caps.api_version >= VK_API_VERSION_1_3) {
+    ctx->caps.shader_integer_dot_product = fc.v13.shaderIntegerDotProduct;
+    ctx->caps.subgroup_size_control = fc.v13.subgroupSizeControl;
+    ctx->caps.compute_full_subgroups = fc.v13.computeFullSubgroups;
+  } else {
+    ctx->caps.shader_integer_dot_product = fc.idp.shaderIntegerDotProduct;
+    ctx->caps.subgroup_size_control = fc.sgc.subgroupSizeControl;
+    ctx->caps.compute_full_subgroups = fc.sgc.computeFullSubgroups;
+  }
+
+  if (ctx->owns_device) {
+    fc.Trim();
+    std::vector<const char*> dexts;
+    if (ctx->caps.api_version < VK_API_VERSION_1_3) {
+      if (Has(ctx->caps.extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
+        dexts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+      if (Has(ctx->caps.extensions, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
+        dexts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    }
+    const float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = ctx->queue_family;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &prio;
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.pNext = &fc.f2;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    dci.enabledExtensionCount = uint32_t(dexts.size());
+    dci.ppEnabledExtensionNames = dexts.data();
+    if (VkResult r = vkCreateDevice(ctx->physical, &dci, ctx->alloc, &ctx->device); r != VK_SUCCESS)
+      return VkFail(r, "vkCreateDevice");
+    volkLoadDevice(ctx->device);
+    vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+  } else {
+    volkLoadDevice(ctx->device);
+  }
+
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = ctx->queue_family;
+  if (VkResult r = vkCreateCommandPool(ctx->device, &pci, ctx->alloc, &ctx->pool); r != VK_SUCCESS)
+    return VkFail(r, "vkCreateCommandPool");
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  if (VkResult r = vkCreateFence(ctx->device, &fci, ctx->alloc, &ctx->fence); r != VK_SUCCESS)
+    return VkFail(r, "vkCreateFence");
+  VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  cci.initialDataSize = o.pipeline_cache_data ? o.pipeline_cache_size : 0;
+  cci.pInitialData = o.pipeline_cache_data;
+  if (VkResult r = vkCreatePipelineCache(ctx->device, &cci, ctx->alloc, &ctx->cache); r != VK_SUCCESS) {
+    // A stale or foreign cache blob is not fatal: start empty.
+    cci.initialDataSize = 0;
+    cci.pInitialData = nullptr;
+    if (VkResult r2 = vkCreatePipelineCache(ctx->device, &cci, ctx->alloc, &ctx->cache); r2 != VK_SUCCESS)
+      return VkFail(r2, "vkCreatePipelineCache");
+    ctx->Log(VKQC_LOG_WARNING, "pipeline cache data was rejected (VkResult " + std::to_string(r) + "); starting empty");
+  }
+  ctx->Log(VKQC_LOG_INFO, "device: " + ctx->caps.name);
+  return Ok();
+}
+
+void DestroyContext(vkqc_context_t* ctx) {
+  if (ctx->device) {
+    vkDeviceWaitIdle(ctx->device);
+    if (ctx->cache) vkDestroyPipelineCache(ctx->device, ctx->cache, ctx->alloc);
+    if (ctx->fence) vkDestroyFence(ctx->device, ctx->fence, ctx->alloc);
+    if (ctx->pool) vkDestroyCommandPool(ctx->device, ctx->pool, ctx->alloc);
+    if (ctx->owns_device) vkDestroyDevice(ctx->device, ctx->alloc);
+  }
+  if (ctx->owns_device && ctx->instance) {
+    if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, ctx->alloc);
+    vkDestroyInstance(ctx->instance, ctx->alloc);
+  }
+}
+
+}  // namespace vkqc::rt
+
+vkqc::rt::Err vkqc_context_t::SubmitAndWait(VkCommandBuffer cb) {
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  if (VkResult r = vkQueueSubmit(queue, 1, &si, fence); r != VK_SUCCESS) return vkqc::rt::VkFail(r, "vkQueueSubmit");
+  VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
+  vkResetFences(device, 1, &fence);
+  if (r != VK_SUCCESS) return vkqc::rt::VkFail(r, "vkWaitForFences");
+  return vkqc::rt::Ok();
+}

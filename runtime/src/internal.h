@@ -1,0 +1,91 @@
+// Runtime internals. Nothing here is visible through vkqc.h.
+#pragma once
+#include <volk.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schema/bundle_generated.h"
+#include "vkqc/vkqc.h"
+
+namespace vkqc::rt {
+
+namespace fbb = vkqc::fb::bundle;
+
+// Status + message, without exceptions.
+struct Err {
+  vkqc_status status = VKQC_OK;
+  std::string message;
+  bool ok() const { return status == VKQC_OK; }
+};
+inline Err Ok() { return {}; }
+inline Err Fail(vkqc_status s, std::string m) { return {s, std::move(m)}; }
+Err VkFail(VkResult r, const char* what);
+
+// What the device can do, as far as bundle requirements are concerned.
+struct DeviceCaps {
+  std::string name;
+  uint32_t api_version = 0;
+  bool shader_integer_dot_product = false;
+  bool subgroup_size_control = false;
+  bool compute_full_subgroups = false;
+  bool subgroup_arithmetic_compute = false;
+  uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
+  bool required_subgroup_size_compute = false;
+  uint32_t max_compute_shared_memory_size = 0;
+  uint32_t max_compute_work_group_invocations = 0;
+  uint32_t max_compute_work_group_size[3] = {0, 0, 0};
+  uint32_t max_compute_work_group_count[3] = {0, 0, 0};
+  uint64_t max_storage_buffer_range = 0;
+  uint32_t max_per_stage_descriptor_storage_buffers = 0;
+  uint32_t max_push_constants_size = 0;
+  uint64_t min_storage_buffer_offset_alignment = 0;
+  float timestamp_period = 0;
+  uint32_t timestamp_valid_bits = 0;
+  std::vector<std::string> extensions;
+};
+
+// Pure check: every requirement the device misses, as readable lines. Empty = supported.
+std::vector<std::string> MissingRequirements(const fbb::Requirements* req, const DeviceCaps& caps);
+
+// Verified view of bundle bytes: the flatbuffer and every index, offset and size checked.
+struct BundleView {
+  const fbb::Bundle* bundle = nullptr;
+  const uint8_t* weights = nullptr;
+  uint64_t weights_size = 0;
+};
+Err ParseBundle(const uint8_t* data, size_t size, BundleView* out);
+
+}  // namespace vkqc::rt
+
+struct vkqc_context_t {
+  vkqc_log_fn log = nullptr;
+  void* log_user_data = nullptr;
+  bool owns_device = true;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queue_family = 0;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkPipelineCache cache = VK_NULL_HANDLE;
+  const VkAllocationCallbacks* alloc = nullptr;
+  VkPhysicalDeviceMemoryProperties mem{};
+  vkqc::rt::DeviceCaps caps;
+  int live_models = 0;
+
+  void Log(vkqc_log_level level, const std::string& msg) const {
+    if (log) log(log_user_data, level, msg.c_str());
+  }
+  // Submits one command buffer and waits for it.
+  vkqc::rt::Err SubmitAndWait(VkCommandBuffer cb);
+};
+
+namespace vkqc::rt {
+Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx);
+void DestroyContext(vkqc_context_t* ctx);
+}  // namespace vkqc::rt

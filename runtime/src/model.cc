@@ -1,0 +1,444 @@
+// Load = verify -> check device -> allocate -> upload -> pipelines -> descriptors -> record.
+// Run = submit the recorded command buffer and wait. Nothing is allocated on the run path.
+#include "model.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vkqc::rt {
+namespace {
+
+int FindMemoryType(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits, VkMemoryPropertyFlags want) {
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i)
+    if ((bits & (1u << i)) && (mem.memoryTypes[i].propertyFlags & want) == want) return int(i);
+  return -1;
+}
+
+vkqc_dtype ToDType(fbb::DType t) { return vkqc_dtype(int(t)); }
+
+}  // namespace
+}  // namespace vkqc::rt
+
+using namespace vkqc::rt;
+
+Err vkqc_model_t::CreateBuffer(uint64_t size, bool host_visible, Buffer* out) {
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = std::max<uint64_t>(size, 16);
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (VkResult r = vkCreateBuffer(ctx->device, &bci, ctx->alloc, &out->buffer); r != VK_SUCCESS)
+    return VkFail(r, "vkCreateBuffer");
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(ctx->device, out->buffer, &req);
+  int type = -1;
+  if (host_visible) {
+    type = FindMemoryType(ctx->mem, req.memoryTypeBits,
+                          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                              VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type < 0)
+      type = FindMemoryType(ctx->mem, req.memoryTypeBits,
+                            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+  } else {
+    type = FindMemoryType(ctx->mem, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type < 0) type = FindMemoryType(ctx->mem, req.memoryTypeBits, 0);
+  }
+  if (type < 0) return Fail(VKQC_ERROR_OUT_OF_MEMORY, "no suitable memory type");
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = uint32_t(type);
+  VkResult r = vkAllocateMemory(ctx->device, &mai, ctx->alloc, &out->memory);
+  if (r != VK_SUCCESS && host_visible && (ctx->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) {
+    // The small device-local host-visible heap may be full: fall back to system memory.
+    type = FindMemoryType(ctx->mem, req.memoryTypeBits,
+                          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    mai.memoryTypeIndex = uint32_t(type);
+    r = vkAllocateMemory(ctx->device, &mai, ctx->alloc, &out->memory);
+  }
+  if (r != VK_SUCCESS) return VkFail(r, "vkAllocateMemory");
+  if (VkResult r2 = vkBindBufferMemory(ctx->device, out->buffer, out->memory, 0); r2 != VK_SUCCESS)
+    return VkFail(r2, "vkBindBufferMemory");
+  out->size = size;
+  out->host_visible = ctx->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+  if (out->host_visible) {
+    if (VkResult r3 = vkMapMemory(ctx->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped); r3 != VK_SUCCESS)
+      return VkFail(r3, "vkMapMemory");
+  }
+  return Ok();
+}
+
+void vkqc_model_t::DestroyBuffer(Buffer* b) {
+  if (b->buffer) vkDestroyBuffer(ctx->device, b->buffer, ctx->alloc);
+  if (b->memory) vkFreeMemory(ctx->device, b->memory, ctx->alloc);
+  *b = Buffer{};
+}
+
+Err vkqc_model_t::Upload(uint64_t staging_bytes) {
+  const uint64_t size = view.weights_size;
+  if (size == 0) return Ok();
+  if (weights.mapped) {
+    std::memcpy(weights.mapped, view.weights, size);
+    return Ok();
+  }
+  // Bounded staging: copy in chunks through one host-visible buffer.
+  Buffer staging;
+  const uint64_t chunk = std::min<uint64_t>(size, staging_bytes);
+  if (auto e = CreateBuffer(chunk, true, &staging); !e.ok()) return e;
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = ctx->pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &cb); r != VK_SUCCESS) {
+    DestroyBuffer(&staging);
+    return VkFail(r, "vkAllocateCommandBuffers");
+  }
+  Err err;
+  for (uint64_t off = 0; off < size && err.ok(); off += chunk) {
+    const uint64_t n = std::min(chunk, size - off);
+    std::memcpy(staging.mapped, view.weights + off, n);
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(cb, &bi);
+    if (off > 0) {
+      // The previous chunk's copy read the staging buffer the host just rewrote: order them.
+      VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      mb.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+      mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    }
+    VkBufferCopy copy{0, off, n};
+    vkCmdCopyBuffer(cb, staging.buffer, weights.buffer, 1, &copy);
+    vkEndCommandBuffer(cb);
+    err = ctx->SubmitAndWait(cb);
+  }
+  vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+  DestroyBuffer(&staging);
+  return err;
+}
+
+Err vkqc_model_t::CreatePipelines() {
+  const auto* b = view.bundle;
+  const uint32_t nmod = b->modules() ? b->modules()->size() : 0;
+  for (uint32_t i = 0; i < nmod; ++i) {
+    const auto* spv = b->modules()->Get(i)->spirv();
+    VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    ci.codeSize = spv->size() * 4;
+    ci.pCode = spv->data();
+    VkShaderModule m;
+    if (VkResult r = vkCreateShaderModule(ctx->device, &ci, ctx->alloc, &m); r != VK_SUCCESS)
+      return VkFail(r, "vkCreateShaderModule");
+    modules.push_back(m);
+  }
+  const uint32_t np = b->pipelines() ? b->pipelines()->size() : 0;
+  std::vector<VkComputePipelineCreateInfo> cis(np);
+  std::vector<std::vector<VkSpecializationMapEntry>> entries(np);
+  std::vector<std::vector<uint32_t>> values(np);
+  std::vector<VkSpecializationInfo> spec(np);
+  std::vector<VkPipelineShaderStageRequiredSubgroupSizeCreateInfo> sg(np);
+  for (uint32_t i = 0; i < np; ++i) {
+    const auto* p = b->pipelines()->Get(i);
+    std::vector<VkDescriptorSetLayoutBinding> binds;
+    for (const auto* bd : *p->bindings())
+      binds.push_back({bd->binding(), VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+    VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dl.bindingCount = uint32_t(binds.size());
+    dl.pBindings = binds.data();
+    VkDescriptorSetLayout sl;
+    if (VkResult r = vkCreateDescriptorSetLayout(ctx->device, &dl, ctx->alloc, &sl); r != VK_SUCCESS)
+      return VkFail(r, "vkCreateDescriptorSetLayout");
+    set_layouts.push_back(sl);
+    VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_constant_size()};
+    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &sl;
+    pl.pushConstantRangeCount = p->push_constant_size() ? 1 : 0;
+    pl.pPushConstantRanges = &pcr;
+    VkPipelineLayout lay;
+    if (VkResult r = vkCreatePipelineLayout(ctx->device, &pl, ctx->alloc, &lay); r != VK_SUCCESS)
+      return VkFail(r, "vkCreatePipelineLayout");
+    layouts.push_back(lay);
+    if (p->spec_constants())
+      for (uint32_t j = 0; j < p->spec_constants()->size(); ++j) {
+        entries[i].push_back({p->spec_constants()->Get(j)->id(), j * 4, 4});
+        values[i].push_back(p->spec_constants()->Get(j)->value());
+      }
+    spec[i] = {uint32_t(entries[i].size()), entries[i].data(), values[i].size() * 4, values[i].data()};
+    VkComputePipelineCreateInfo& ci = cis[i];
+    ci = {VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = modules[p->module_()];
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = &spec[i];
+    if (p->required_subgroup_size()) {
+      sg[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+      sg[i].requiredSubgroupSize = p->required_subgroup_size();
+      ci.stage.pNext = &sg[i];
+      ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    }
+    ci.layout = lay;
+  }
+  pipelines.assign(np, VK_NULL_HANDLE);
+  if (np) {
+    if (VkResult r = vkCreateComputePipelines(ctx->device, ctx->cache, np, cis.data(), ctx->alloc, pipelines.data());
+        r != VK_SUCCESS)
+      return VkFail(r, "vkCreateComputePipelines");
+  }
+  return Ok();
+}
+
+VkBuffer vkqc_model_t::BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const {
+  const Program& p = programs[program];
+  switch (s->kind()) {
+    case fbb::BufferKind::Weights: return weights.buffer;
+    case fbb::BufferKind::Arena: return p.arena.buffer;
+    case fbb::BufferKind::Input: return p.inputs[s->index()].buffer.buffer;
+    case fbb::BufferKind::Output: return p.outputs[s->index()].buffer.buffer;
+  }
+  return VK_NULL_HANDLE;
+}
+
+Err vkqc_model_t::CreateDescriptors() {
+  const auto* b = view.bundle;
+  uint32_t sets = 0, descs = 0;
+  for (const auto* pr : *b->programs())
+    for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci)
+      if (fbb::Command(pr->commands_type()->Get(ci)) == fbb::Command::Dispatch) {
+        ++sets;
+        descs += static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci))->buffers()->size();
+      }
+  if (sets == 0) return Ok();
+  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descs};
+  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pci.maxSets = sets;
+  pci.poolSizeCount = 1;
+  pci.pPoolSizes = &ps;
+  if (VkResult r = vkCreateDescriptorPool(ctx->device, &pci, ctx->alloc, &pool); r != VK_SUCCESS)
+    return VkFail(r, "vkCreateDescriptorPool");
+  for (uint32_t pi = 0; pi < b->programs()->size(); ++pi) {
+    const auto* pr = b->programs()->Get(pi);
+    for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
+      if (fbb::Command(pr->commands_type()->Get(ci)) != fbb::Command::Dispatch) continue;
+      const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
+      VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      ai.descriptorPool = pool;
+      ai.descriptorSetCount = 1;
+      ai.pSetLayouts = &set_layouts[d->pipeline()];
+      VkDescriptorSet set;
+      if (VkResult r = vkAllocateDescriptorSets(ctx->device, &ai, &set); r != VK_SUCCESS)
+        return VkFail(r, "vkAllocateDescriptorSets");
+      const auto* binds = b->pipelines()->Get(d->pipeline())->bindings();
+      std::vector<VkDescriptorBufferInfo> infos(d->buffers()->size());
+      std::vector<VkWriteDescriptorSet> writes(d->buffers()->size());
+      for (uint32_t si = 0; si < d->buffers()->size(); ++si) {
+        const auto* s = d->buffers()->Get(si);
+        infos[si] = {BufferFor(pi, s), s->offset(), s->size()};
+        writes[si] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[si].dstSet = set;
+        writes[si].dstBinding = binds->Get(si)->binding();
+        writes[si].descriptorCount = 1;
+        writes[si].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[si].pBufferInfo = &infos[si];
+      }
+      vkUpdateDescriptorSets(ctx->device, uint32_t(writes.size()), writes.data(), 0, nullptr);
+      programs[pi].sets.push_back(set);
+    }
+  }
+  return Ok();
+}
+
+Err vkqc_model_t::Poison() {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = ctx->pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &cb); r != VK_SUCCESS)
+    return VkFail(r, "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cb, &bi);
+  for (auto& p : programs) {
+    vkCmdFillBuffer(cb, p.arena.buffer, 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);
+    for (auto& o : p.outputs) vkCmdFillBuffer(cb, o.buffer.buffer, 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);
+  }
+  vkEndCommandBuffer(cb);
+  Err e = ctx->SubmitAndWait(cb);
+  vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+  return e;
+}
+
+Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts) {
+  const auto* pr = view.bundle->programs()->Get(pi);
+  Program& prog = programs[pi];
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  if (VkResult r = vkBeginCommandBuffer(cb, &bi); r != VK_SUCCESS) return VkFail(r, "vkBeginCommandBuffer");
+  // Order this run after everything earlier on the queue: weight upload and poisoning
+  // (transfer), the previous run (compute), and host writes of the inputs.
+  VkMemoryBarrier pre{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  pre.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                      VK_ACCESS_HOST_WRITE_BIT;
+  pre.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &pre, 0, nullptr, 0, nullptr);
+  const uint32_t nlayers = uint32_t(prog.layers.size());
+  if (ts) {
+    vkCmdResetQueryPool(cb, ts, 0, 2 * nlayers + 2);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 2 * nlayers);
+  }
+  uint32_t set_index = 0;
+  for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
+    if (ts)
+      for (uint32_t li = 0; li < nlayers; ++li)
+        if (prog.layers[li].command_count && prog.layers[li].first_command == ci)
+          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 2 * li);
+    if (fbb::Command(pr->commands_type()->Get(ci)) == fbb::Command::Barrier) {
+      const auto* br = static_cast<const fbb::Barrier*>(pr->commands()->Get(ci));
+      VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      mb.srcAccessMask = br->src_access();
+      mb.dstAccessMask = br->dst_access();
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                           0, nullptr, 0, nullptr);
+    } else {
+      const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines[d->pipeline()]);
+      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layouts[d->pipeline()], 0, 1,
+                              &prog.sets[set_index++], 0, nullptr);
+      if (d->push_constants() && d->push_constants()->size())
+        vkCmdPushConstants(cb, layouts[d->pipeline()], VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_constants()->size(),
+                           d->push_constants()->data());
+      vkCmdDispatch(cb, d->group_count()->Get(0), d->group_count()->Get(1), d->group_count()->Get(2));
+    }
+    if (ts)
+      for (uint32_t li = 0; li < nlayers; ++li)
+        if (prog.layers[li].command_count && prog.layers[li].first_command + prog.layers[li].command_count - 1 == ci)
+          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ts, 2 * li + 1);
+  }
+  if (ts) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ts, 2 * nlayers + 1);
+  VkMemoryBarrier post{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  post.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  post.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &post, 0, nullptr, 0,
+                       nullptr);
+  if (VkResult r = vkEndCommandBuffer(cb); r != VK_SUCCESS) return VkFail(r, "vkEndCommandBuffer");
+  return Ok();
+}
+
+Err vkqc_model_t::Load(const vkqc_model_options& o) {
+  if (auto e = ParseBundle(bytes.data(), bytes.size(), &view); !e.ok()) return e;
+  const auto missing = MissingRequirements(view.bundle->requirements(), ctx->caps);
+  if (!missing.empty()) {
+    std::string m = "device '" + ctx->caps.name + "' cannot run this bundle (compiled for '" +
+                    (view.bundle->target_profile() ? view.bundle->target_profile()->str() : "?") + "'); missing:";
+    for (const auto& s : missing) m += "\n  - " + s;
+    return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, m);
+  }
+  if (auto e = CreateBuffer(view.weights_size, false, &weights); !e.ok()) return e;
+  const auto* progs = view.bundle->programs();
+  programs.resize(progs->size());
+  for (uint32_t pi = 0; pi < progs->size(); ++pi) {
+    const auto* pr = progs->Get(pi);
+    Program& p = programs[pi];
+    p.tokens = pr->tokens();
+    if (auto e = CreateBuffer(pr->arena_size(), false, &p.arena); !e.ok()) return e;
+    auto make_io = [&](const fbb::IoTensor* t, std::vector<IoInfo>& v) -> Err {
+      IoInfo io;
+      io.name = t->name()->str();
+      io.shape.assign(t->shape()->begin(), t->shape()->end());
+      io.dtype = ToDType(t->dtype());
+      io.size = t->size();
+      if (auto e = CreateBuffer(io.size, true, &io.buffer); !e.ok()) return e;
+      v.push_back(std::move(io));
+      return Ok();
+    };
+    if (pr->inputs())
+      for (const auto* t : *pr->inputs())
+        if (auto e = make_io(t, p.inputs); !e.ok()) return e;
+    if (pr->outputs())
+      for (const auto* t : *pr->outputs())
+        if (auto e = make_io(t, p.outputs); !e.ok()) return e;
+    for (auto& io : p.inputs)
+      if (!io.buffer.mapped) return Fail(VKQC_ERROR_OUT_OF_MEMORY, "no host-visible memory for input buffers");
+    if (pr->layers())
+      for (const auto* l : *pr->layers()) {
+        LayerInfo li;
+        li.name = l->name() ? l->name()->str() : "";
+        li.op = l->op() ? l->op()->str() : "";
+        li.variant = l->variant() ? l->variant()->str() : "";
+        li.integer_path = l->integer_path();
+        li.flops = l->flops();
+        li.weight_bytes = l->weight_bytes();
+        li.first_command = l->first_command();
+        li.command_count = l->command_count();
+        p.layers.push_back(std::move(li));
+      }
+  }
+  if (auto e = Upload(o.staging_bytes ? o.staging_bytes : (16ull << 20)); !e.ok()) return e;
+  if (o.poison_memory)
+    if (auto e = Poison(); !e.ok()) return e;
+  if (auto e = CreatePipelines(); !e.ok()) return e;
+  if (auto e = CreateDescriptors(); !e.ok()) return e;
+  for (uint32_t pi = 0; pi < programs.size(); ++pi) {
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = ctx->pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &programs[pi].cmd); r != VK_SUCCESS)
+      return VkFail(r, "vkAllocateCommandBuffers");
+    if (auto e = Record(pi, programs[pi].cmd, VK_NULL_HANDLE); !e.ok()) return e;
+  }
+  return Ok();
+}
+
+Err vkqc_model_t::Run(uint32_t pi) { return ctx->SubmitAndWait(programs[pi].cmd); }
+
+Err vkqc_model_t::RunTimed(uint32_t pi, double* layer_ns, double* total_ns) {
+  Program& p = programs[pi];
+  if (ctx->caps.timestamp_valid_bits == 0 || ctx->caps.timestamp_period <= 0)
+    return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, "the device's compute queue does not support timestamps");
+  const uint32_t nl = uint32_t(p.layers.size());
+  if (!p.timed_cmd) {
+    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qci.queryCount = 2 * nl + 2;
+    if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &p.queries); r != VK_SUCCESS)
+      return VkFail(r, "vkCreateQueryPool");
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = ctx->pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &p.timed_cmd); r != VK_SUCCESS)
+      return VkFail(r, "vkAllocateCommandBuffers");
+    if (auto e = Record(pi, p.timed_cmd, p.queries); !e.ok()) return e;
+  }
+  if (auto e = ctx->SubmitAndWait(p.timed_cmd); !e.ok()) return e;
+  std::vector<uint64_t> t(2 * nl + 2);
+  if (VkResult r = vkGetQueryPoolResults(ctx->device, p.queries, 0, uint32_t(t.size()), t.size() * 8, t.data(), 8,
+                                         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+      r != VK_SUCCESS)
+    return VkFail(r, "vkGetQueryPoolResults");
+  const uint64_t mask = ctx->caps.timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx->caps.timestamp_valid_bits) - 1);
+  auto delta = [&](uint32_t a, uint32_t b) { return double((t[b] - t[a]) & mask) * ctx->caps.timestamp_period; };
+  for (uint32_t li = 0; li < nl; ++li) layer_ns[li] = p.layers[li].command_count ? delta(2 * li, 2 * li + 1) : 0.0;
+  *total_ns = delta(2 * nl, 2 * nl + 1);
+  return Ok();
+}
+
+void vkqc_model_t::Destroy() {
+  if (!ctx || !ctx->device) return;
+  vkDeviceWaitIdle(ctx->device);
+  for (auto& p : programs) {
+    if (p.cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.cmd);
+    if (p.timed_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.timed_cmd);
+    if (p.queries) vkDestroyQueryPool(ctx->device, p.queries, ctx->alloc);
+    DestroyBuffer(&p.arena);
+    for (auto& io : p.inputs) DestroyBuffer(&io.buffer);
+    for (auto& io : p.outputs) DestroyBuffer(&io.buffer);
+  }
+  if (pool) vkDestroyDescriptorPool(ctx->device, pool, ctx->alloc);
+  for (auto pl : pipelines) if (pl) vkDestroyPipeline(ctx->device, pl, ctx->alloc);
+  for (auto l : layouts) vkDestroyPipelineLayout(ctx->device, l, ctx->alloc);
+  for (auto l : set_layouts) vkDestroyDescriptorSetLayout(ctx->device, l, ctx->alloc);
+  for (auto m : modules) vkDestroyShaderModule(ctx->device, m, ctx->alloc);
+  DestroyBuffer(&weights);
+}

@@ -1,0 +1,74 @@
+// A loaded bundle: device memory, pipelines and one recorded command buffer per program.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "internal.h"
+
+struct vkqc_model_t;
+
+namespace vkqc::rt {
+
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  uint64_t size = 0;
+  void* mapped = nullptr;  // host-visible buffers stay mapped
+  bool host_visible = false;
+};
+
+struct IoInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  vkqc_dtype dtype = VKQC_F32;
+  uint64_t size = 0;
+  Buffer buffer;
+};
+
+struct LayerInfo {
+  std::string name, op, variant;
+  bool integer_path = false;
+  uint64_t flops = 0, weight_bytes = 0;
+  uint32_t first_command = 0, command_count = 0;
+};
+
+struct Program {
+  uint32_t tokens = 0;
+  Buffer arena;
+  std::vector<IoInfo> inputs, outputs;
+  std::vector<LayerInfo> layers;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkCommandBuffer timed_cmd = VK_NULL_HANDLE;  // recorded on first timed run
+  VkQueryPool queries = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> sets;           // one per dispatch, in command order
+};
+
+}  // namespace vkqc::rt
+
+struct vkqc_model_t {
+  vkqc_context_t* ctx = nullptr;
+  std::vector<uint8_t> bytes;   // copy of the bundle (the flatbuffer is read in place)
+  vkqc::rt::BundleView view;
+  vkqc::rt::Buffer weights;
+  std::vector<VkShaderModule> modules;
+  std::vector<VkDescriptorSetLayout> set_layouts;  // per pipeline
+  std::vector<VkPipelineLayout> layouts;           // per pipeline
+  std::vector<VkPipeline> pipelines;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  std::vector<vkqc::rt::Program> programs;
+
+  vkqc::rt::Err Load(const vkqc_model_options& o);
+  vkqc::rt::Err Run(uint32_t program);
+  vkqc::rt::Err RunTimed(uint32_t program, double* layer_ns, double* total_ns);
+  void Destroy();
+
+ private:
+  vkqc::rt::Err CreateBuffer(uint64_t size, bool host_visible, vkqc::rt::Buffer* out);
+  void DestroyBuffer(vkqc::rt::Buffer* b);
+  vkqc::rt::Err Upload(uint64_t staging_bytes);
+  vkqc::rt::Err CreatePipelines();
+  vkqc::rt::Err CreateDescriptors();
+  vkqc::rt::Err Poison();
+  vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps);
+  VkBuffer BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const;
+};

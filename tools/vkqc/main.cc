@@ -1,0 +1,572 @@
+// vkqc command-line tool: import, compile, inspect, run, bench, profiles, probe.
+// Errors go to stderr as "vkqc <command>: <message>" with a non-zero exit; no crash on bad input.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/import_json.h"
+#include "compiler/graph/vkqg_io.h"
+#include "compiler/passes/pipeline.h"
+#include "compiler/profile/profile.h"
+#include "reference/reference.h"
+#include "schema/bundle_generated.h"
+#include "tools/vkqc/npy.h"
+#include "tools/vkqc/probe.h"
+#include "vkqc/vkqc.h"
+
+namespace vkqc {
+namespace {
+
+constexpr const char* kUsage = R"(usage: vkqc <command> [options]
+
+commands:
+  import  GRAPH.json -o MODEL.vkqg           JSON graph + safetensors weights -> .vkqg
+  compile MODEL.vkqg|GRAPH.json --target NAME|PROFILE.json -o OUT.vkqb
+          [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant]
+          [--gemv-max-m N]
+  inspect OUT.vkqb                           per layer: variant and why, tiles, bytes; memory plan
+  inspect MODEL.vkqg|GRAPH.json --target T [--tokens N,...] [--force-...]
+                                             the same, compiled in memory
+  run     OUT.vkqb [--tokens N] [--input NAME=FILE.npy]... [--output-dir DIR]
+          [--reference MODEL.vkqg|GRAPH.json] [--tolerance REL] [--seed S]
+          [--device I] [--validation]
+  bench   OUT.vkqb [--tokens N] [--min-ms 100] [--peak-gbps G] [--peak-tops T] [--device I]
+  profiles                                   list built-in target profiles
+  probe   -o PROFILE.json [--device I]       write the local device as a target profile
+)";
+
+struct Args {
+  std::vector<std::string> pos;
+  std::multimap<std::string, std::string> opt;
+  bool Has(const std::string& k) const { return opt.count(k) > 0; }
+  std::string Get(const std::string& k, const std::string& def = "") const {
+    auto it = opt.find(k);
+    return it == opt.end() ? def : it->second;
+  }
+};
+
+// Flags without a value.
+bool IsSwitch(const std::string& k) { return k == "--validation" || k == "--help" || k == "-h"; }
+
+Result<Args> ParseArgs(int argc, char** argv, int start) {
+  Args a;
+  for (int i = start; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.size() > 1 && s[0] == '-') {
+      if (IsSwitch(s)) {
+        a.opt.emplace(s, "1");
+        continue;
+      }
+      auto eq = s.find('=');
+      if (s.rfind("--", 0) == 0 && eq != std::string::npos) {
+        a.opt.emplace(s.substr(0, eq), s.substr(eq + 1));
+        continue;
+      }
+      if (i + 1 >= argc) return UserError("option " + s + " needs a value");
+      a.opt.emplace(s, argv[++i]);
+    } else {
+      a.pos.push_back(s);
+    }
+  }
+  return a;
+}
+
+Status CheckKnown(const Args& a, std::initializer_list<const char*> known) {
+  for (const auto& [k, v] : a.opt) {
+    bool ok = false;
+    for (const char* x : known) ok |= k == x;
+    if (!ok) return UserError("unknown option " + k);
+  }
+  return {};
+}
+
+Result<int64_t> ParseInt(const std::string& s, const std::string& what) {
+  try {
+    size_t pos = 0;
+    long long v = std::stoll(s, &pos);
+    if (pos != s.size()) throw std::invalid_argument(s);
+    return int64_t(v);
+  } catch (const std::exception&) {
+    return UserError(what + ": '" + s + "' is not an integer");
+  }
+}
+
+Result<double> ParseDouble(const std::string& s, const std::string& what) {
+  try {
+    size_t pos = 0;
+    double v = std::stod(s, &pos);
+    if (pos != s.size()) throw std::invalid_argument(s);
+    return v;
+  } catch (const std::exception&) {
+    return UserError(what + ": '" + s + "' is not a number");
+  }
+}
+
+bool EndsWith(const std::string& s, const std::string& suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+// A graph from .vkqg or directly from the JSON authoring form; also returns the hash of the
+// file's bytes for the bundle.
+Result<ir::Graph> LoadGraph(const std::string& path, uint64_t* hash) {
+  if (EndsWith(path, ".json")) {
+    VKQC_ASSIGN_OR_RETURN(ir::Graph g, ImportJsonGraph(path));
+    if (hash) {
+      VKQC_ASSIGN_OR_RETURN(auto bytes, SerializeGraph(g));
+      *hash = Fnv1a64(bytes.data(), bytes.size());
+    }
+    return g;
+  }
+  VKQC_ASSIGN_OR_RETURN(auto bytes, ReadFileBytes(path));
+  if (hash) *hash = Fnv1a64(bytes->data(), bytes->size());
+  return ReadGraphBytes(bytes, path);
+}
+
+Result<CompileOptions> CompileOptionsFrom(const Args& a) {
+  CompileOptions o;
+  if (a.Has("--tokens")) {
+    std::string s = a.Get("--tokens");
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t end = s.find(',', start);
+      if (end == std::string::npos) end = s.size();
+      VKQC_ASSIGN_OR_RETURN(int64_t t, ParseInt(s.substr(start, end - start), "--tokens"));
+      o.tokens.push_back(t);
+      start = end + 1;
+    }
+  }
+  if (a.Has("--force-kernel")) {
+    const std::string k = a.Get("--force-kernel");
+    if (k == "gemm") o.select.force_algo = linear::Algo::Gemm;
+    else if (k == "gemv") o.select.force_algo = linear::Algo::Gemv;
+    else return UserError("--force-kernel must be gemm or gemv, not '" + k + "'");
+  }
+  if (a.Has("--force-accum")) {
+    const std::string k = a.Get("--force-accum");
+    if (k == "dot") o.select.force_accum = linear::Accum::IntDot;
+    else if (k == "dequant") o.select.force_accum = linear::Accum::Dequant;
+    else return UserError("--force-accum must be dot or dequant, not '" + k + "'");
+  }
+  if (a.Has("--gemv-max-m")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--gemv-max-m"), "--gemv-max-m"));
+    if (v < 0 || v > 4096) return UserError("--gemv-max-m out of range");
+    o.select.gemv_max_m = uint32_t(v);
+  }
+  return o;
+}
+
+Result<std::vector<uint8_t>> CompileFromArgs(const Args& a, const std::string& graph_path) {
+  if (!a.Has("--target")) return UserError("--target NAME|PROFILE.json is required (see `vkqc profiles`)");
+  uint64_t hash = 0;
+  VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(graph_path, &hash));
+  VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(a.Get("--target")));
+  VKQC_ASSIGN_OR_RETURN(CompileOptions o, CompileOptionsFrom(a));
+  auto r = CompileGraph(g, p, o, hash);
+  if (!r.ok()) return Error{r.error().kind, graph_path + ": " + r.error().message};
+  return r;
+}
+
+// ---- commands -----------------------------------------------------------------------------
+
+Status CmdImport(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"-o"}));
+  if (a.pos.size() != 1 || !a.Has("-o")) return UserError("usage: vkqc import GRAPH.json -o MODEL.vkqg");
+  VKQC_ASSIGN_OR_RETURN(ir::Graph g, ImportJsonGraph(a.pos[0]));
+  VKQC_TRY(WriteGraphFile(g, a.Get("-o")));
+  std::printf("wrote %s (%zu tensors, %zu ops)\n", a.Get("-o").c_str(), g.tensors.size(), g.ops.size());
+  return {};
+}
+
+Status CmdCompile(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m"}));
+  if (a.pos.size() != 1 || !a.Has("-o"))
+    return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
+  VKQC_ASSIGN_OR_RETURN(auto bytes, CompileFromArgs(a, a.pos[0]));
+  VKQC_TRY(WriteFileBytes(a.Get("-o"), bytes.data(), bytes.size()));
+  std::printf("wrote %s (%zu bytes) for target %s\n", a.Get("-o").c_str(), bytes.size(), a.Get("--target").c_str());
+  return {};
+}
+
+std::string Bytes(uint64_t b) {
+  char buf[64];
+  if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / (1 << 20));
+  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(b) / 1024);
+  else std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)b);
+  return buf;
+}
+
+void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
+  namespace fbb = fb::bundle;
+  std::printf("bundle: %s, target '%s', graph hash %016llx, %s (weights %s)\n",
+              b->compiler_version() ? b->compiler_version()->c_str() : "?",
+              b->target_profile() ? b->target_profile()->c_str() : "?", (unsigned long long)b->graph_hash(),
+              Bytes(file_size).c_str(), Bytes(b->weight_segment_size()).c_str());
+  const auto* r = b->requirements();
+  std::printf("requires: Vulkan %u.%u", r->api_version() >> 22, (r->api_version() >> 12) & 0x3FF);
+  if (r->shader_integer_dot_product()) std::printf(", shaderIntegerDotProduct");
+  if (r->subgroup_arithmetic()) std::printf(", subgroup arithmetic");
+  if (r->required_subgroup_size()) std::printf(", subgroup size %u", r->required_subgroup_size());
+  std::printf("\n          shared memory %u B, %u invocations, storage range %s, %u storage buffers/stage, "
+              "offset alignment %u, push constants %u B\n",
+              r->max_compute_shared_memory_size(), r->max_compute_work_group_invocations(),
+              Bytes(r->max_storage_buffer_range()).c_str(), r->max_per_stage_descriptor_storage_buffers(),
+              r->min_storage_buffer_offset_alignment(), r->max_push_constants_size());
+  std::printf("shaders: %u modules, %u pipelines\n", b->modules() ? b->modules()->size() : 0,
+              b->pipelines() ? b->pipelines()->size() : 0);
+  for (const auto* pr : *b->programs()) {
+    uint32_t dispatches = 0, barriers = 0;
+    for (uint32_t i = 0; i < pr->commands_type()->size(); ++i)
+      (fbb::Command(pr->commands_type()->Get(i)) == fbb::Command::Dispatch ? dispatches : barriers)++;
+    std::printf("\nprogram '%s' (tokens %u): %u dispatches, %u barriers, arena %s\n", pr->name()->c_str(), pr->tokens(),
+                dispatches, barriers, Bytes(pr->arena_size()).c_str());
+    auto io = [](const char* what, const flatbuffers::Vector<flatbuffers::Offset<fbb::IoTensor>>* v) {
+      if (!v) return;
+      for (const auto* t : *v) {
+        std::printf("  %s %s [", what, t->name()->c_str());
+        for (uint32_t i = 0; i < t->shape()->size(); ++i) std::printf("%s%lld", i ? "," : "", (long long)t->shape()->Get(i));
+        std::printf("] %s\n", Bytes(t->size()).c_str());
+      }
+    };
+    io("input ", pr->inputs());
+    io("output", pr->outputs());
+    if (pr->layers())
+      for (const auto* l : *pr->layers()) {
+        std::printf("  layer %-16s %-30s weights %s\n", l->name()->c_str(), l->variant()->c_str(),
+                    Bytes(l->weight_bytes()).c_str());
+        std::printf("        why: %s\n", l->reason()->c_str());
+        std::printf("        %s\n", l->detail()->c_str());
+      }
+    if (pr->arena_tensors() && pr->arena_tensors()->size()) {
+      std::printf("  memory plan (arena %s):\n", Bytes(pr->arena_size()).c_str());
+      for (const auto* t : *pr->arena_tensors())
+        std::printf("    %-24s offset %-10llu size %-12s commands %u..%u\n", t->name()->c_str(),
+                    (unsigned long long)t->offset(), Bytes(t->size()).c_str(), t->first_command(), t->last_command());
+    }
+  }
+}
+
+Status CmdInspect(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m"}));
+  if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL.vkqg --target T");
+  std::vector<uint8_t> bytes;
+  if (EndsWith(a.pos[0], ".vkqb")) {
+    VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));
+    bytes = *b;
+  } else {
+    VKQC_ASSIGN_OR_RETURN(bytes, CompileFromArgs(a, a.pos[0]));
+  }
+  // Verify through the runtime's checker-free path: the flatbuffers verifier.
+  if (bytes.size() < 8) return UserError(a.pos[0] + ": not a vkqc bundle (too small)");
+  uint32_t fb_size;
+  std::memcpy(&fb_size, bytes.data(), 4);
+  flatbuffers::Verifier v(bytes.data(), std::min<size_t>(size_t(fb_size) + 4, bytes.size()));
+  if (uint64_t(fb_size) + 4 > bytes.size() || !fb::bundle::VerifySizePrefixedBundleBuffer(v))
+    return UserError(a.pos[0] + ": invalid bundle (truncated or corrupt; recompile it)");
+  const auto* b = fb::bundle::GetBundle(bytes.data() + 4);
+  if (!b->programs() || !b->requirements()) return UserError(a.pos[0] + ": invalid bundle (no programs)");
+  PrintBundle(b, bytes.size());
+  return {};
+}
+
+// RAII for the runtime handles in the CLI.
+struct Runtime {
+  vkqc_context ctx = nullptr;
+  vkqc_model model = nullptr;
+  std::vector<std::string> validation;
+  ~Runtime() {
+    vkqc_model_destroy(model);
+    vkqc_context_destroy(ctx);
+  }
+  static void Log(void* user, vkqc_log_level level, const char* msg) {
+    auto* self = static_cast<Runtime*>(user);
+    if (level == VKQC_LOG_VALIDATION) {
+      self->validation.push_back(msg);
+      std::fprintf(stderr, "validation: %s\n", msg);
+    } else if (level >= VKQC_LOG_WARNING) {
+      std::fprintf(stderr, "vkqc: %s\n", msg);
+    }
+  }
+  Status Open(const Args& a, const std::string& bundle, bool poison) {
+    vkqc_context_options co;
+    vkqc_context_options_init(&co);
+    co.enable_validation = a.Has("--validation");
+    co.log = &Runtime::Log;
+    co.log_user_data = this;
+    if (a.Has("--device")) {
+      VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
+      co.device_index = int32_t(d);
+    }
+    if (vkqc_context_create(&co, &ctx) != VKQC_OK) return UserError(vkqc_last_error());
+    vkqc_model_options mo;
+    vkqc_model_options_init(&mo);
+    mo.poison_memory = poison;
+    if (vkqc_model_load_file(ctx, bundle.c_str(), &mo, &model) != VKQC_OK) return UserError(vkqc_last_error());
+    return {};
+  }
+  Result<uint32_t> Program(const Args& a) {
+    int64_t tokens = 0;
+    if (a.Has("--tokens")) {
+      VKQC_ASSIGN_OR_RETURN(tokens, ParseInt(a.Get("--tokens"), "--tokens"));
+      if (tokens < 0) return UserError("--tokens must be positive");
+    }
+    uint32_t p = 0;
+    if (tokens == 0 && vkqc_model_program_count(model) > 1) {
+      std::string have;
+      for (uint32_t i = 0; i < vkqc_model_program_count(model); ++i)
+        have += (i ? "," : "") + std::to_string(vkqc_model_program_tokens(model, i));
+      return UserError("the bundle has several programs: pick one with --tokens (" + have + ")");
+    }
+    if (vkqc_model_find_program(model, uint32_t(tokens), &p) != VKQC_OK) return UserError(vkqc_last_error());
+    return p;
+  }
+};
+
+std::vector<float> RandomInput(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+Status CmdRun(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"--tokens", "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
+                          "--validation"}));
+  if (a.pos.size() != 1) return UserError("usage: vkqc run OUT.vkqb [--input NAME=FILE.npy]...");
+  Runtime rt;
+  VKQC_TRY(rt.Open(a, a.pos[0], true));
+  VKQC_ASSIGN_OR_RETURN(uint32_t prog, rt.Program(a));
+  const char* dev = "";
+  vkqc_context_device_name(rt.ctx, &dev);
+  uint32_t seed = 1;
+  if (a.Has("--seed")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t s, ParseInt(a.Get("--seed"), "--seed"));
+    seed = uint32_t(s);
+  }
+  std::map<std::string, std::string> files;
+  for (auto [it, end] = a.opt.equal_range("--input"); it != end; ++it) {
+    auto eq = it->second.find('=');
+    if (eq == std::string::npos) return UserError("--input takes NAME=FILE.npy, got '" + it->second + "'");
+    files[it->second.substr(0, eq)] = it->second.substr(eq + 1);
+  }
+  std::map<std::string, std::vector<float>> inputs;
+  const uint32_t nin = vkqc_model_input_count(rt.model, prog);
+  for (uint32_t i = 0; i < nin; ++i) {
+    vkqc_tensor_info info;
+    (void)vkqc_model_input_info(rt.model, prog, i, &info);
+    std::vector<float> v;
+    auto f = files.find(info.name);
+    if (f != files.end()) {
+      VKQC_ASSIGN_OR_RETURN(NpyArray arr, ReadNpy(f->second));
+      if (uint64_t(arr.NumElements()) * 4 != info.size_bytes)
+        return UserError(f->second + ": input '" + info.name + "' needs " + std::to_string(info.size_bytes / 4) +
+                         " elements, the file has " + std::to_string(arr.NumElements()));
+      v = NpyToFloats(arr);
+      files.erase(f);
+    } else {
+      v = RandomInput(info.size_bytes / 4, seed + i);
+      std::printf("input %s: random normal values (seed %u)\n", info.name, seed + i);
+    }
+    if (vkqc_model_write_input(rt.model, prog, i, v.data(), v.size() * 4) != VKQC_OK) return UserError(vkqc_last_error());
+    inputs[info.name] = std::move(v);
+  }
+  if (!files.empty()) return UserError("--input names no input of the model: '" + files.begin()->first + "'");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  if (vkqc_model_run(rt.model, prog) != VKQC_OK) return UserError(vkqc_last_error());
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const uint32_t nl = vkqc_model_layer_count(rt.model, prog);
+  std::vector<double> layer_ns(nl);
+  double gpu_ns = 0;
+  const bool timed = vkqc_model_run_timed(rt.model, prog, layer_ns.data(), &gpu_ns) == VKQC_OK;
+  std::printf("ran program %u (tokens %u) on %s: %.3f ms wall", prog, vkqc_model_program_tokens(rt.model, prog), dev,
+              wall_ms);
+  if (timed) std::printf(", %.3f ms GPU (timestamps)", gpu_ns / 1e6);
+  std::printf("\n");
+
+  std::map<std::string, std::vector<float>> outputs;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  const std::string outdir = a.Get("--output-dir");
+  for (uint32_t i = 0; i < vkqc_model_output_count(rt.model, prog); ++i) {
+    vkqc_tensor_info info;
+    (void)vkqc_model_output_info(rt.model, prog, i, &info);
+    std::vector<float> v(info.size_bytes / 4);
+    if (vkqc_model_read_output(rt.model, prog, i, v.data(), info.size_bytes) != VKQC_OK) return UserError(vkqc_last_error());
+    std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+    if (!outdir.empty()) {
+      const std::string path = outdir + "/" + info.name + ".npy";
+      VKQC_TRY(WriteNpy(path, NpyFromFloats(v, shape)));
+      std::printf("output %s -> %s\n", info.name, path.c_str());
+    }
+    outputs[info.name] = std::move(v);
+    shapes[info.name] = shape;
+  }
+  if (!rt.validation.empty())
+    return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
+
+  if (a.Has("--reference")) {
+    VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(a.Get("--reference"), nullptr));
+    ref::RunOptions ro;
+    ro.tokens = vkqc_model_program_tokens(rt.model, prog);
+    if (nl != g.ops.size())
+      return UserError(a.Get("--reference") + ": graph has " + std::to_string(g.ops.size()) + " ops, the bundle " +
+                       std::to_string(nl) + " layers: not the graph this bundle was compiled from");
+    for (uint32_t i = 0; i < nl; ++i) {
+      vkqc_layer_info li;
+      (void)vkqc_model_layer_info(rt.model, prog, i, &li);
+      ro.integer_path.push_back(li.integer_path);
+    }
+    VKQC_ASSIGN_OR_RETURN(auto expect, ref::RunGraph(g, inputs, ro));
+    double tol = 1e-4;
+    if (a.Has("--tolerance")) {
+    VKQC_ASSIGN_OR_RETURN(tol, ParseDouble(a.Get("--tolerance"), "--tolerance"));
+  }
+    bool pass = true;
+    for (const auto& [name, want] : expect) {
+      auto it = outputs.find(name);
+      if (it == outputs.end() || it->second.size() != want.size())
+        return UserError("reference output '" + name + "' does not match the bundle's outputs");
+      double max_abs = 0, max_ref = 0;
+      bool finite = true;
+      for (size_t i = 0; i < want.size(); ++i) {
+        finite &= std::isfinite(it->second[i]);
+        max_abs = std::max(max_abs, std::fabs(double(it->second[i]) - want[i]));
+        max_ref = std::max(max_ref, std::fabs(double(want[i])));
+      }
+      const double rel = max_ref > 0 ? max_abs / max_ref : max_abs;
+      const bool ok = finite && rel <= tol;
+      pass &= ok;
+      std::printf("output %s: max abs error %.3g, max error / max |ref| %.3g (tolerance %.1g) %s\n", name.c_str(),
+                  max_abs, rel, tol, ok ? "PASS" : (finite ? "FAIL" : "FAIL (non-finite values)"));
+    }
+    if (!pass) return UserError("outputs differ from the CPU reference");
+  }
+  return {};
+}
+
+Status CmdBench(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--peak-gbps", "--peak-tops", "--device", "--validation"}));
+  if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
+  Runtime rt;
+  VKQC_TRY(rt.Open(a, a.pos[0], false));
+  VKQC_ASSIGN_OR_RETURN(uint32_t prog, rt.Program(a));
+  double min_ms = 100, peak_gbps = 0, peak_tops = 0;
+  if (a.Has("--min-ms")) {
+    VKQC_ASSIGN_OR_RETURN(min_ms, ParseDouble(a.Get("--min-ms"), "--min-ms"));
+  }
+  if (a.Has("--peak-gbps")) {
+    VKQC_ASSIGN_OR_RETURN(peak_gbps, ParseDouble(a.Get("--peak-gbps"), "--peak-gbps"));
+  }
+  if (a.Has("--peak-tops")) {
+    VKQC_ASSIGN_OR_RETURN(peak_tops, ParseDouble(a.Get("--peak-tops"), "--peak-tops"));
+  }
+  for (uint32_t i = 0; i < vkqc_model_input_count(rt.model, prog); ++i) {
+    vkqc_tensor_info info;
+    (void)vkqc_model_input_info(rt.model, prog, i, &info);
+    auto v = RandomInput(info.size_bytes / 4, 7 + i);
+    (void)vkqc_model_write_input(rt.model, prog, i, v.data(), info.size_bytes);
+  }
+  const uint32_t nl = vkqc_model_layer_count(rt.model, prog);
+  std::vector<std::vector<double>> samples(nl);
+  std::vector<double> totals;
+  std::vector<double> layer_ns(nl);
+  double total_ns = 0, acc_ms = 0;
+  for (int w = 0; w < 3; ++w)
+    if (vkqc_model_run_timed(rt.model, prog, layer_ns.data(), &total_ns) != VKQC_OK) return UserError(vkqc_last_error());
+  while (acc_ms < min_ms || totals.size() < 10) {
+    if (vkqc_model_run_timed(rt.model, prog, layer_ns.data(), &total_ns) != VKQC_OK) return UserError(vkqc_last_error());
+    for (uint32_t i = 0; i < nl; ++i) samples[i].push_back(layer_ns[i]);
+    totals.push_back(total_ns);
+    acc_ms += total_ns / 1e6;
+    if (totals.size() > 100000) break;
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const char* dev = "";
+  vkqc_context_device_name(rt.ctx, &dev);
+  std::printf("device %s, program tokens %u, %zu timed runs\n", dev, vkqc_model_program_tokens(rt.model, prog), totals.size());
+  std::printf("%-16s %-32s %10s %10s %10s%s%s\n", "layer", "variant", "median us", "GB/s", "GOP/s",
+              peak_gbps > 0 ? "  %peak-bw" : "", peak_tops > 0 ? "  %peak-ops" : "");
+  for (uint32_t i = 0; i < nl; ++i) {
+    vkqc_layer_info li;
+    (void)vkqc_model_layer_info(rt.model, prog, i, &li);
+    const double us = median(samples[i]) / 1e3;
+    const double gbps = double(li.weight_bytes) / (us * 1e3);
+    const double gops = double(li.flops) / (us * 1e3);
+    std::printf("%-16s %-32s %10.2f %10.1f %10.1f", li.name, li.variant, us, gbps, gops);
+    if (peak_gbps > 0) std::printf("  %8.1f%%", 100 * gbps / peak_gbps);
+    if (peak_tops > 0) std::printf("  %8.1f%%", 100 * gops / (peak_tops * 1e3));
+    std::printf("\n");
+  }
+  std::printf("total median %.2f us\n", median(totals) / 1e3);
+  return {};
+}
+
+Status CmdProfiles(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {}));
+  for (const auto& p : ListBuiltinProfiles()) std::printf("%-24s %s\n", p.name.c_str(), p.summary.c_str());
+  return {};
+}
+
+Status CmdProbe(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"-o", "--device"}));
+  if (!a.Has("-o")) return UserError("usage: vkqc probe -o PROFILE.json [--device I]");
+  int64_t d = -1;
+  if (a.Has("--device")) {
+    VKQC_ASSIGN_OR_RETURN(d, ParseInt(a.Get("--device"), "--device"));
+  }
+  VKQC_ASSIGN_OR_RETURN(TargetProfile p, ProbeLocalDevice(int(d)));
+  ProfileFiles files = WriteProfileJson(p);
+  std::string out = a.Get("-o");
+  VKQC_TRY(WriteFileBytes(out, files.profile_json.data(), files.profile_json.size()));
+  std::string side = EndsWith(out, ".json") ? out.substr(0, out.size() - 5) + ".vkqc.json" : out + ".vkqc.json";
+  VKQC_TRY(WriteFileBytes(side, files.sidecar_json.data(), files.sidecar_json.size()));
+  std::printf("wrote %s and %s for '%s' (%s)\n", out.c_str(), side.c_str(), p.name.c_str(), p.label.c_str());
+  return {};
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  auto args = ParseArgs(argc, argv, 2);
+  Status st;
+  if (!args.ok()) {
+    st = args.error();
+  } else if (args->Has("--help") || args->Has("-h")) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  } else if (cmd == "import") st = CmdImport(*args);
+  else if (cmd == "compile") st = CmdCompile(*args);
+  else if (cmd == "inspect") st = CmdInspect(*args);
+  else if (cmd == "run") st = CmdRun(*args);
+  else if (cmd == "bench") st = CmdBench(*args);
+  else if (cmd == "profiles") st = CmdProfiles(*args);
+  else if (cmd == "probe") st = CmdProbe(*args);
+  else {
+    std::fprintf(stderr, "vkqc: unknown command '%s'\n%s", cmd.c_str(), kUsage);
+    return 2;
+  }
+  if (!st.ok()) {
+    std::fprintf(stderr, "vkqc %s: %s%s\n", cmd.c_str(),
+                 st.error().kind == ErrorKind::Internal ? "internal error (a bug in vkqc, please report): " : "",
+                 st.error().message.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace vkqc
+
+int main(int argc, char** argv) { return vkqc::Main(argc, argv); }
