@@ -20,7 +20,7 @@ int32_t QuantizeInt8(float x, float inv_scale, int32_t zero_point) {
   return int32_t(std::clamp(q, -128.0f, 127.0f));
 }
 
-void LinearInteger(const LinearArgs& a, float act_scale, int32_t zp, float* y) {
+void LinearInteger(const LinearArgs& a, float act_scale, int32_t zp, float* y, float* magnitude) {
   const float inv = 1.0f / act_scale;
   std::vector<int32_t> xq(size_t(a.k));
   for (int64_t m = 0; m < a.m; ++m) {
@@ -30,6 +30,7 @@ void LinearInteger(const LinearArgs& a, float act_scale, int32_t zp, float* y) {
       const int8_t* wr = a.w + n * a.k;
       for (int64_t k = 0; k < a.k; ++k) acc += (xq[k] - zp) * int32_t(wr[k]);
       float v = float(acc) * (act_scale * a.w_scales[n]);
+      if (magnitude) magnitude[m * a.n + n] = std::fabs(v) + (a.bias ? std::fabs(a.bias[n]) : 0.0f);
       if (a.bias) v += a.bias[n];
       if (a.relu) v = std::max(v, 0.0f);
       y[m * a.n + n] = v;

@@ -27,8 +27,10 @@ struct LinearArgs {
 };
 
 // Integer path (static per-tensor int8 activations): acc = sum_k (xq - zp) * wq in int32,
-// y = float(acc) * (s_x * s_w[n]) + bias, then relu.
-void LinearInteger(const LinearArgs& a, float act_scale, int32_t act_zero_point, float* y);
+// y = float(acc) * (s_x * s_w[n]) + bias, then relu. `magnitude` (nullable, [M,N]) receives
+// |float(acc) * s_x * s_w| + |bias|, the scale of the fp32 epilogue's rounding.
+void LinearInteger(const LinearArgs& a, float act_scale, int32_t act_zero_point, float* y,
+                   float* magnitude = nullptr);
 
 // Weight-only function (float activations, and the dequant fallback of q8ta layers):
 // y = sum_k x * (s_w * wq) + bias, then relu. `abs_sum` (nullable, [M,N]) receives

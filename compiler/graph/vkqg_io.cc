@@ -82,7 +82,13 @@ Status Reader::ReadQuant(const fbg::Quant* q, const std::string& owner, ir::Quan
 Status Reader::ReadTensor(const fbg::Tensor& t, ir::Tensor& out) const {
   out.name = t.name()->str();
   const std::string who = "tensor " + Quote(out.name);
-  if (t.shape()) out.shape.assign(t.shape()->begin(), t.shape()->end());
+  if (t.shape()) {
+    // flatbuffers 2.0.8 verifies vectors for 4-byte alignment only; int64 needs 8.
+    if (reinterpret_cast<uintptr_t>(t.shape()->data()) % alignof(int64_t) != 0) {
+      return Fail(who + ": shape vector is misaligned; the graph header is corrupt");
+    }
+    out.shape.assign(t.shape()->begin(), t.shape()->end());
+  }
   auto dtype = static_cast<uint8_t>(t.dtype());
   if (dtype > static_cast<uint8_t>(fbg::DType::MAX)) {
     return Fail(who + ": unknown dtype " + std::to_string(dtype) +

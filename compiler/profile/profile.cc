@@ -602,6 +602,8 @@ Result<TargetProfile> LoadProfile(const std::string& name_or_path) {
   if (!std::filesystem::exists(name_or_path, ec)) {
     std::string known;
     for (const std::string& n : BuiltinNames()) known += (known.empty() ? "" : ", ") + n;
+    if (name_or_path.find('/') != std::string::npos || EndsWith(name_or_path, ".json"))
+      return UserError(name_or_path + ": no such file (built-in profiles: " + known + ")");
     return UserError("unknown target profile \"" + name_or_path + "\": not a built-in (" + known +
                      ") and no such file");
   }

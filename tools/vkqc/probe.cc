@@ -70,6 +70,7 @@ class Instance {
     if (handle && fns.DestroyInstance) fns.DestroyInstance(handle, nullptr);
   }
   VkInstance handle = VK_NULL_HANDLE;
+  uint32_t api = 0;  // VkApplicationInfo::apiVersion it was created with
   InstanceFns fns;
 };
 
@@ -108,7 +109,8 @@ const char* DeviceTypeName(VkPhysicalDeviceType t) {
 std::string SanitizeDeviceName(const std::string& name) {
   std::string s;
   for (char ch : name) {
-    if (std::isalnum(static_cast<unsigned char>(ch))) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c)) s += static_cast<char>(std::tolower(c));
     else if (!s.empty() && s.back() != '-') s += '-';
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
@@ -130,7 +132,8 @@ Result<Instance*> CreateInstance(Instance& inst) {
                      "built-in target profile (vkqc profiles)");
   uint32_t loader = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loader);
-  uint32_t api = loader >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : loader >= VK_API_VERSION_1_1 ? loader : VK_API_VERSION_1_0;
+  // 1.3 is the newest API whose structs the probe knows; a 1.0 loader gets no *2 queries.
+  uint32_t api = std::min(loader, VK_API_VERSION_1_3);
 
   std::vector<const char*> exts;
   VkInstanceCreateFlags flags = 0;
@@ -152,6 +155,7 @@ Result<Instance*> CreateInstance(Instance& inst) {
   ci.pApplicationInfo = &app;
   ci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
   ci.ppEnabledExtensionNames = exts.data();
+  inst.api = api;
   VkResult res = vkCreateInstance(&ci, nullptr, &inst.handle);
   if (res != VK_SUCCESS) {
     inst.handle = VK_NULL_HANDLE;
@@ -176,14 +180,12 @@ Result<Instance*> CreateInstance(Instance& inst) {
   return &inst;
 }
 
-// Device API version as far as this instance can use it.
-uint32_t UsableApi(uint32_t device_api) { return std::min(device_api, VK_API_VERSION_1_3); }
-
-TargetProfile Describe(const InstanceFns& f, VkPhysicalDevice pd) {
+TargetProfile Describe(const Instance& inst, VkPhysicalDevice pd) {
+  const InstanceFns& f = inst.fns;
   TargetProfile t;
   VkPhysicalDeviceProperties props{};
   f.GetProperties(pd, &props);
-  uint32_t api = UsableApi(props.apiVersion);
+  uint32_t api = std::min(props.apiVersion, inst.api);  // what this instance may use of the device
 
   uint32_t n = 0;
   f.EnumerateDeviceExtensions(pd, nullptr, &n, nullptr);
@@ -211,7 +213,8 @@ TargetProfile Describe(const InstanceFns& f, VkPhysicalDevice pd) {
   if (f.GetProperties2 && api >= VK_API_VERSION_1_1) {
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceSubgroupSizeControlProperties sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+    VkPhysicalDeviceSubgroupSizeControlProperties sgc{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
     VkPhysicalDeviceShaderIntegerDotProductProperties dot{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
     VkPhysicalDeviceDriverProperties drv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
@@ -307,7 +310,8 @@ TargetProfile Describe(const InstanceFns& f, VkPhysicalDevice pd) {
   t.label = std::string(props.deviceName) + " driver " + DriverVersionString(props.vendorID, props.driverVersion);
   if (!driver_info.empty()) t.label += " (" + driver_info + ")";
   t.source = "vkqc probe " + Today();
-  if (t.min_subgroup_size != 0 && t.min_subgroup_size == t.max_subgroup_size) t.tuned_subgroup_size = t.min_subgroup_size;
+  if (t.min_subgroup_size != 0 && t.min_subgroup_size == t.max_subgroup_size)
+    t.tuned_subgroup_size = t.min_subgroup_size;
   return t;
 }
 
@@ -337,7 +341,7 @@ Result<TargetProfile> ProbeLocalDevice(int device_index, std::string* out_device
   if (out_device_list_for_errors) *out_device_list_for_errors = list;
   if (device_index < -1 || device_index >= static_cast<int>(count))
     return UserError("device index " + std::to_string(device_index) + " is out of range; devices:\n" + list);
-  return Describe(f, devices[device_index < 0 ? 0 : device_index]);
+  return Describe(inst, devices[device_index < 0 ? 0 : device_index]);
 }
 
 }  // namespace vkqc

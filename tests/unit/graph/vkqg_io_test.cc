@@ -264,12 +264,26 @@ TEST(VkqgIoTest, SurvivesTruncationAndBitFlips) {
     auto r = Read(std::vector<uint8_t>(good.begin(), good.begin() + len), "fuzz.vkqg");
     EXPECT_FALSE(r.ok()) << "truncated to " << len << " bytes but accepted";
   }
+  // Shifting any byte by a multiple of 4 moves offsets by whole 4-byte words, which the
+  // flatbuffers verifier accepts even for int64 vectors; the reader must refuse misalignment.
+  int misaligned = 0;
+  for (size_t p = 0; p < good.size(); ++p) {
+    for (int delta : {4, 12, 252}) {
+      std::vector<uint8_t> b = good;
+      b[p] = static_cast<uint8_t>(b[p] + delta);
+      check(b);
+      auto r = Read(b, "fuzz.vkqg");
+      misaligned += !r.ok() && r.error().message.find("misaligned") != std::string::npos;
+    }
+  }
+  EXPECT_GT(misaligned, 0);
+
   std::mt19937 rng(20240611);
   std::uniform_int_distribution<size_t> pos(0, good.size() - 1);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_int_distribution<int> count(1, 4);
   int accepted = 0;
-  for (int iter = 0; iter < 4000; ++iter) {
+  for (int iter = 0; iter < 20000; ++iter) {
     std::vector<uint8_t> b = good;
     const int n = count(rng);
     for (int i = 0; i < n; ++i) b[pos(rng)] ^= static_cast<uint8_t>(byte(rng) | 1);

@@ -32,7 +32,8 @@ TargetProfile MustLoad(const std::string& name) {
 
 // One capability block per entry of `blocks`; profile "VP_TEST" lists `caps` (a JSON array).
 std::string MakeDoc(const Json& blocks, const Json& caps, const Json& extra_profiles = Json::object()) {
-  Json profiles = {{"VP_TEST", {{"version", 1}, {"api-version", "1.3.276"}, {"label", "test"}, {"capabilities", caps}}}};
+  Json profiles = {
+      {"VP_TEST", {{"version", 1}, {"api-version", "1.3.276"}, {"label", "test"}, {"capabilities", caps}}}};
   for (const auto& [k, v] : extra_profiles.items()) profiles[k] = v;
   return Json{{"$schema", "x"}, {"capabilities", blocks}, {"profiles", profiles}}.dump();
 }
@@ -408,8 +409,8 @@ TEST(ProfileParse, SidecarFields) {
 
 TEST(ProfileParse, TunedSubgroupSizeRule) {
   auto with_range = [](int lo, int hi) {
-    Json b = {{"properties",
-               {{"VkPhysicalDeviceSubgroupSizeControlProperties", {{"minSubgroupSize", lo}, {"maxSubgroupSize", hi}}}}}};
+    Json range = {{"minSubgroupSize", lo}, {"maxSubgroupSize", hi}};
+    Json b = {{"properties", {{"VkPhysicalDeviceSubgroupSizeControlProperties", range}}}};
     return MakeDoc({{"b", b}}, {"b"});
   };
   EXPECT_EQ(MustParse(with_range(32, 32)).tuned_subgroup_size, 32u);

@@ -1,0 +1,85 @@
+// Builds in-memory linear graphs with random (fixed-seed) weights for compiler and GPU tests.
+#pragma once
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/ir.h"
+
+namespace vkqc::testing_graphs {
+
+inline ir::ConstData OwnBytes(const void* p, size_t n) {
+  auto owner = std::make_shared<std::vector<uint8_t>>(n);
+  if (n) std::memcpy(owner->data(), p, n);
+  return ir::ConstData{owner, 0, n};
+}
+
+struct LayerSpec {
+  int64_t k = 4, n = 4;
+  bool q8ta = true;       // static int8 activations; else weight-only (float)
+  float act_scale = 0.02f;
+  int32_t act_zp = 3;
+  bool bias = true;
+  bool relu = false;
+};
+
+// A chain of linear layers x[M,K0] -> ... -> y. `m` may be ir::kSymbolicDim.
+inline ir::Graph MakeLinearChain(int64_t m, const std::vector<LayerSpec>& layers, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> wdist(-127, 127);
+  std::uniform_real_distribution<float> sdist(0.5f, 1.5f);
+  std::uniform_real_distribution<float> bdist(-0.5f, 0.5f);
+  ir::Graph g;
+  auto add = [&](ir::Tensor t) {
+    g.tensors.push_back(std::move(t));
+    return int(g.tensors.size() - 1);
+  };
+  int x = add({"x", {m, layers[0].k}, ir::DType::F32, {}, {}});
+  g.inputs = {x};
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerSpec& l = layers[i];
+    const std::string p = "l" + std::to_string(i);
+    std::vector<int8_t> w(size_t(l.n * l.k));
+    for (auto& v : w) v = int8_t(wdist(rng));
+    ir::Quant wq;
+    wq.scheme = ir::Scheme::Q8CSW;
+    for (int64_t c = 0; c < l.n; ++c) wq.scales.push_back(sdist(rng) / (60.0f * std::sqrt(float(l.k))));
+    int wt = add({p + ".w", {l.n, l.k}, ir::DType::I8, wq, OwnBytes(w.data(), w.size())});
+    ir::Op op;
+    op.name = p;
+    op.type = ir::OpType::Linear;
+    op.inputs = {x, wt};
+    if (l.bias) {
+      std::vector<float> b(size_t(l.n));
+      for (auto& v : b) v = bdist(rng);
+      op.inputs.push_back(add({p + ".b", {l.n}, ir::DType::F32, {}, OwnBytes(b.data(), b.size() * 4)}));
+    }
+    const bool last = i + 1 == layers.size();
+    int y = add({last ? "y" : p + ".out", {m, l.n}, ir::DType::F32, {}, {}});
+    op.outputs = {y};
+    if (l.q8ta) {
+      op.linear.input_quant.scheme = ir::Scheme::Q8TA;
+      op.linear.input_quant.scales = {l.act_scale};
+      op.linear.input_quant.zero_points = {l.act_zp};
+    } else {
+      op.linear.input_quant.scheme = ir::Scheme::Float;
+    }
+    op.linear.fused_relu = l.relu;
+    g.ops.push_back(std::move(op));
+    x = y;
+  }
+  g.outputs = {x};
+  return g;
+}
+
+inline std::vector<float> RandomFloats(size_t n, uint32_t seed, float stddev = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, stddev);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+}  // namespace vkqc::testing_graphs

@@ -1,0 +1,175 @@
+// Every linear variant (int-dot GEMM, int-dot GEMV, dequant GEMM, dequant GEMV) on a real
+// Vulkan device against the CPU reference, over aligned and ragged shapes, with and without
+// bias and relu, outputs poisoned first, validation (with sync validation) on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <tuple>
+
+#include "compiler/passes/pipeline.h"
+#include "gpu_fixture.h"
+#include "reference/reference.h"
+#include "tests/common/linear_graphs.h"
+
+namespace vkqc {
+namespace {
+
+using linear::Accum;
+using linear::Algo;
+using testing_graphs::LayerSpec;
+
+struct Variant {
+  Accum accum;
+  Algo algo;
+  const char* profile;
+  const char* expect;  // variant name expected in the bundle
+};
+
+const TargetProfile& Profile(const std::string& name) {
+  static std::map<std::string, TargetProfile> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    auto p = LoadProfile(name);
+    EXPECT_TRUE(p.ok()) << p.error().message;
+    it = cache.emplace(name, p.ok() ? *p : TargetProfile{}).first;
+  }
+  return it->second;
+}
+
+// Runs one (variant, M, K, N) case; returns a failure description or "".
+void CheckCase(const Variant& v, int64_t m, int64_t k, int64_t n, bool bias, bool relu, uint32_t seed) {
+  std::ostringstream where;
+  where << v.expect << " on " << v.profile << " M=" << m << " K=" << k << " N=" << n << " bias=" << bias
+        << " relu=" << relu;
+  SCOPED_TRACE(where.str());
+  LayerSpec l;
+  l.k = k;
+  l.n = n;
+  l.q8ta = true;
+  l.act_scale = 0.03f;
+  l.act_zp = int32_t(seed % 7) - 3;
+  l.bias = bias;
+  l.relu = relu;
+  ir::Graph g = testing_graphs::MakeLinearChain(m, {l}, seed);
+  CompileOptions o;
+  o.select.force_accum = v.accum;
+  o.select.force_algo = v.algo;
+  auto bundle = CompileGraph(g, Profile(v.profile), o, 0);
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+
+  const std::vector<float> x = testing_graphs::RandomFloats(size_t(m * k), seed + 1);
+  std::vector<float> y;
+  std::vector<bool> integer;
+  std::vector<std::string> variants;
+  ASSERT_TRUE(gpu_test::RunBundle(*bundle, 0, x, &y, &integer, &variants));
+  gpu_test::ExpectNoValidationMessages(where.str());
+  ASSERT_EQ(variants.size(), 1u);
+  EXPECT_EQ(variants[0], v.expect);
+
+  // Reference, with the error scale of each output.
+  const ir::Op& op = g.ops[0];
+  ref::LinearArgs a;
+  a.x = x.data();
+  a.m = m;
+  a.k = k;
+  a.n = n;
+  a.w = reinterpret_cast<const int8_t*>(g.tensors[op.inputs[1]].data->data());
+  a.w_scales = g.tensors[op.inputs[1]].quant->scales.data();
+  a.bias = bias ? reinterpret_cast<const float*>(g.tensors[op.inputs[2]].data->data()) : nullptr;
+  a.relu = relu;
+  std::vector<float> want(size_t(m * n)), mag(size_t(m * n));
+  double rel;
+  if (v.accum == Accum::IntDot) {
+    ASSERT_TRUE(integer[0]);
+    ref::LinearInteger(a, l.act_scale, l.act_zp, want.data(), mag.data());
+    rel = 4e-7;  // int32 accumulator exact; only the fp32 epilogue (scale, bias) rounds
+  } else {
+    ASSERT_FALSE(integer[0]);
+    ref::LinearWeightOnly(a, want.data(), mag.data());
+    rel = 2e-5;  // fp32 accumulation over K against a double reference
+  }
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double tol = rel * mag[i] + 1e-30;
+    const double err = std::fabs(double(y[i]) - double(want[i]));
+    if (!(err <= tol)) {  // also catches NaN (poison left in place)
+      if (++bad <= 5)
+        ADD_FAILURE() << "y[" << i / n << "," << i % n << "] = " << y[i] << ", reference " << want[i]
+                      << " (error " << err << " > tolerance " << tol << ")";
+    }
+  }
+  EXPECT_EQ(bad, 0) << bad << " of " << want.size() << " outputs out of tolerance";
+}
+
+class LinearVariants : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
+
+const Variant kVariants[] = {
+    {Accum::IntDot, Algo::Gemm, "lavapipe", "linear_q8ta_q8csw_dot_gemm"},
+    {Accum::IntDot, Algo::Gemv, "lavapipe", "linear_q8ta_q8csw_dot_gemv"},
+    {Accum::Dequant, Algo::Gemm, "lavapipe", "linear_q8ta_q8csw_dequant_gemm"},
+    {Accum::Dequant, Algo::Gemv, "lavapipe", "linear_q8ta_q8csw_dequant_gemv"},
+};
+
+TEST_P(LinearVariants, MatchesReference) {
+  const auto [vi, m] = GetParam();
+  const Variant& v = kVariants[vi];
+  uint32_t seed = uint32_t(1000 * vi + m);
+  int i = 0;
+  for (int64_t k : {4, 36, 1000, 2048})
+    for (int64_t n : {1, 13, 100, 2048}) {
+      // Alternate bias and relu so each shape class sees both settings of each.
+      CheckCase(v, m, k, n, (i % 2) == 0, (i / 2) % 2 == 0, seed + 17 * i);
+      ++i;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, LinearVariants,
+                         ::testing::Combine(::testing::Values(0, 1, 2, 3), ::testing::Values(1, 3, 17, 64)),
+                         [](const auto& info) {
+                           const auto& v = kVariants[std::get<0>(info.param)];
+                           return std::string(v.expect).substr(7) + "_M" + std::to_string(std::get<1>(info.param));
+                         });
+
+// Other reduction paths and limits: android-baseline-2022 (128 invocations, 16 KiB shared,
+// shared-memory tree reduction, no int dot) and android-16 (int dot without subgroup pinning).
+TEST(LinearVariantsOtherProfiles, BaselineAndAndroid16) {
+  const Variant vs[] = {
+      {Accum::Dequant, Algo::Gemm, "android-baseline-2022", "linear_q8ta_q8csw_dequant_gemm"},
+      {Accum::Dequant, Algo::Gemv, "android-baseline-2022", "linear_q8ta_q8csw_dequant_gemv"},
+      {Accum::IntDot, Algo::Gemm, "android-16", "linear_q8ta_q8csw_dot_gemm"},
+      {Accum::IntDot, Algo::Gemv, "android-16", "linear_q8ta_q8csw_dot_gemv"},
+  };
+  uint32_t seed = 77;
+  for (const auto& v : vs)
+    for (int64_t m : {1, 3, 17})
+      for (auto [k, n] : {std::pair<int64_t, int64_t>{36, 13}, {1000, 100}, {2048, 2048}})
+        CheckCase(v, m, k, n, seed % 2 == 0, seed % 3 == 0, seed++);
+}
+
+// Weight-only layers (float activations) take the dequant path on every target.
+TEST(LinearVariantsOtherProfiles, WeightOnlyLayer) {
+  for (int64_t m : {1, 64}) {
+    LayerSpec l;
+    l.k = 1000;
+    l.n = 100;
+    l.q8ta = false;
+    l.relu = true;
+    ir::Graph g = testing_graphs::MakeLinearChain(m, {l}, 5);
+    auto bundle = CompileGraph(g, Profile("lavapipe"), {}, 0);
+    ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+    auto x = testing_graphs::RandomFloats(size_t(m * l.k), 6);
+    std::vector<float> y;
+    std::vector<std::string> variants;
+    ASSERT_TRUE(gpu_test::RunBundle(*bundle, 0, x, &y, nullptr, &variants));
+    gpu_test::ExpectNoValidationMessages("weight-only");
+    EXPECT_EQ(variants[0], m == 1 ? "linear_q8csw_dequant_gemv" : "linear_q8csw_dequant_gemm");
+    auto want = ref::RunGraph(g, {{"x", x}}, {});
+    ASSERT_TRUE(want.ok());
+    const auto& w = want->at("y");
+    for (size_t i = 0; i < w.size(); ++i) ASSERT_NEAR(y[i], w[i], 1e-4 * (1 + std::fabs(w[i]))) << i;
+  }
+}
+
+}  // namespace
+}  // namespace vkqc
