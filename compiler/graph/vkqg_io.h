@@ -24,6 +24,6 @@ Result<std::shared_ptr<const std::vector<uint8_t>>> ReadFileBytes(const std::str
 Status WriteFileBytes(const std::string& path, const void* data, size_t size);
 
 // FNV-1a 64-bit hash (used for the bundle's source-graph hash).
-uint64_t Fnv1a64(const void* data, size_t size, uint64_t seed = 1469598103934665603ull);
+uint64_t Fnv1a64(const void* data, size_t size, uint64_t seed = 14695981039346656037ull);
 
 }  // namespace vkqc

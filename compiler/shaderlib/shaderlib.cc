@@ -41,7 +41,7 @@ class EmbeddedIncluder : public shaderc::CompileOptions::IncluderInterface {
 };
 
 uint64_t HashWords(const std::vector<uint32_t>& w) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull;
   const auto* p = reinterpret_cast<const uint8_t*>(w.data());
   for (size_t i = 0; i < w.size() * 4; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;

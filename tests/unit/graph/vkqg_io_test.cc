@@ -127,11 +127,10 @@ TEST(VkqgIoTest, RoundTripKeepsQuantDetailsAndSerializesDeterministically) {
 }
 
 TEST(VkqgIoTest, Fnv1a64KnownValues) {
-  // Standard FNV-1a 64 vectors, with the standard offset basis passed explicitly: the default
-  // seed in vkqg_io.h (1469598103934665603) lacks the basis's last digit.
+  // Standard FNV-1a 64 vectors; the default seed is the standard offset basis.
   const uint64_t basis = 0xcbf29ce484222325ull;
-  EXPECT_EQ(Fnv1a64("", 0, basis), basis);
-  EXPECT_EQ(Fnv1a64("a", 1, basis), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(Fnv1a64("", 0), basis);
+  EXPECT_EQ(Fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(Fnv1a64("foobar", 6, basis), 0x85944171f73967e8ull);
   EXPECT_EQ(Fnv1a64("foobar", 6), Fnv1a64("foobar", 6));
   EXPECT_NE(Fnv1a64("foobar", 6), Fnv1a64("foobaz", 6));

@@ -1,0 +1,185 @@
+// Pure planning (barriers, requirements) and the runtime's bundle verifier, without a GPU.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "compiler/emit/bundle_plan.h"
+#include "compiler/passes/pipeline.h"
+#include "runtime/src/internal.h"
+#include "tests/common/linear_graphs.h"
+
+namespace vkqc {
+namespace {
+
+PlanDispatch D(std::vector<PlanSlice> s) {
+  PlanDispatch d;
+  d.buffers = std::move(s);
+  return d;
+}
+PlanSlice Arena(uint64_t off, uint64_t size, bool written) { return {SliceKind::Arena, 0, off, size, written}; }
+
+int CountBarriers(const std::vector<PlanCommand>& cmds) {
+  int n = 0;
+  for (const auto& c : cmds) n += c.is_barrier;
+  return n;
+}
+
+TEST(Barriers, ReadAfterWrite) {
+  auto cmds = InsertBarriers({D({Arena(0, 64, true)}), D({Arena(32, 64, false), Arena(256, 64, true)})});
+  ASSERT_EQ(cmds.size(), 3u);
+  EXPECT_TRUE(cmds[1].is_barrier);
+}
+
+TEST(Barriers, WriteAfterReadAndWriteAfterWrite) {
+  EXPECT_EQ(CountBarriers(InsertBarriers({D({Arena(0, 64, false)}), D({Arena(0, 64, true)})})), 1);
+  EXPECT_EQ(CountBarriers(InsertBarriers({D({Arena(0, 64, true)}), D({Arena(60, 8, true)})})), 1);
+}
+
+TEST(Barriers, IndependentDispatchesNeedNone) {
+  EXPECT_EQ(CountBarriers(InsertBarriers({D({Arena(0, 64, true)}), D({Arena(64, 64, true)}),
+                                          D({{SliceKind::Weights, 0, 0, 64, false}, Arena(128, 64, true)})})),
+            0);
+  // Same offsets in different buffers do not alias.
+  EXPECT_EQ(CountBarriers(InsertBarriers({D({{SliceKind::Output, 0, 0, 64, true}}),
+                                          D({{SliceKind::Output, 1, 0, 64, true}})})),
+            0);
+}
+
+std::vector<uint8_t> SmallBundle(const char* profile = "lavapipe") {
+  testing_graphs::LayerSpec l{40, 24, true, 0.05f, 1, true, true};
+  ir::Graph g = testing_graphs::MakeLinearChain(3, {l, {24, 8, false, 0, 0, false, false}}, 4);
+  auto p = LoadProfile(profile);
+  EXPECT_TRUE(p.ok());
+  auto b = CompileGraph(g, *p, {}, 0);
+  EXPECT_TRUE(b.ok()) << b.error().message;
+  return b.ok() ? *b : std::vector<uint8_t>{};
+}
+
+rt::Err Parse(const std::vector<uint8_t>& b) {
+  rt::BundleView v;
+  return rt::ParseBundle(b.data(), b.size(), &v);
+}
+
+TEST(BundleVerifier, AcceptsACompiledBundle) {
+  auto b = SmallBundle();
+  EXPECT_TRUE(Parse(b).ok()) << Parse(b).message;
+}
+
+TEST(BundleVerifier, RejectsTruncationAtEveryLength) {
+  auto b = SmallBundle();
+  for (size_t n = 0; n < b.size(); n += 7) {
+    std::vector<uint8_t> t(b.begin(), b.begin() + n);
+    auto e = Parse(t);
+    ASSERT_FALSE(e.ok()) << "length " << n;
+    EXPECT_EQ(e.status, VKQC_ERROR_INVALID_BUNDLE);
+  }
+}
+
+TEST(BundleVerifier, RejectsWrongIdentifier) {
+  auto b = SmallBundle();
+  b[4 + 4] = 'X';  // identifier follows the root offset
+  auto e = Parse(b);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("VKQB"), std::string::npos) << e.message;
+}
+
+TEST(BundleVerifier, RandomCorruptionNeverCrashes) {
+  auto b = SmallBundle();
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 3000; ++trial) {
+    auto c = b;
+    const int flips = 1 + int(rng() % 4);
+    for (int i = 0; i < flips; ++i) c[rng() % c.size()] ^= uint8_t(1 + rng() % 255);
+    (void)Parse(c);  // must return, ok or not
+  }
+}
+
+// A bundle whose dispatch points outside its buffers, written through the normal writer.
+TEST(BundleVerifier, RejectsSliceOutsideTheWeightSegment) {
+  BundlePlan plan;
+  plan.compiler_version = "test";
+  plan.modules.push_back({"m", {0x07230203u, 0x00010300u, 0, 1, 0}, 1});
+  PlanPipeline pp;
+  pp.bindings = {0};
+  plan.pipelines.push_back(pp);
+  PlanProgram prog;
+  prog.name = "p";
+  prog.arena_size = 256;
+  PlanDispatch d;
+  d.buffers = {{SliceKind::Weights, 0, 1024, 64, false}};
+  prog.commands.push_back({false, d});
+  prog.layers.push_back({"l", "linear", "v", "", "", 0, 1, 0, false, 0});
+  plan.programs.push_back(prog);
+  plan.weights.assign(512, 0);
+  plan.requirements = DeriveRequirements(plan, 256);
+  auto bytes = WriteBundle(plan);
+  auto e = Parse(bytes);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("outside its buffer"), std::string::npos) << e.message;
+  // The same dispatch inside the segment is accepted.
+  plan.programs[0].commands[0].dispatch.buffers[0].offset = 256;
+  EXPECT_TRUE(Parse(WriteBundle(plan)).ok()) << Parse(WriteBundle(plan)).message;
+  // A pipeline index out of range is rejected.
+  plan.programs[0].commands[0].dispatch.pipeline = 3;
+  e = Parse(WriteBundle(plan));
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("pipeline index"), std::string::npos) << e.message;
+}
+
+TEST(Requirements, DerivedFromTheChosenKernelsOnly) {
+  auto lvp = SmallBundle("lavapipe");
+  auto hop = SmallBundle("nvidia-hopper");
+  rt::BundleView a, b;
+  ASSERT_TRUE(rt::ParseBundle(lvp.data(), lvp.size(), &a).ok());
+  ASSERT_TRUE(rt::ParseBundle(hop.data(), hop.size(), &b).ok());
+  // lavapipe: no accelerated int dot -> dequant kernels -> no int dot requirement.
+  EXPECT_FALSE(a.bundle->requirements()->shader_integer_dot_product());
+  EXPECT_TRUE(b.bundle->requirements()->shader_integer_dot_product());
+  EXPECT_EQ(b.bundle->requirements()->required_subgroup_size(), 32u);
+  EXPECT_LE(b.bundle->requirements()->max_compute_shared_memory_size(), 49152u);
+  auto base = SmallBundle("android-baseline-2022");
+  rt::BundleView c;
+  ASSERT_TRUE(rt::ParseBundle(base.data(), base.size(), &c).ok());
+  EXPECT_LE(c.bundle->requirements()->max_compute_work_group_invocations(), 128u);
+  EXPECT_LE(c.bundle->requirements()->max_compute_shared_memory_size(), 16384u);
+  EXPECT_EQ(c.bundle->requirements()->required_subgroup_size(), 0u);
+  EXPECT_EQ(c.bundle->requirements()->api_version() >> 22, 1u);
+  EXPECT_EQ((c.bundle->requirements()->api_version() >> 12) & 0x3FF, 1u);
+}
+
+TEST(Requirements, MissingListsEveryShortfall) {
+  auto hop = SmallBundle("nvidia-hopper");
+  rt::BundleView v;
+  ASSERT_TRUE(rt::ParseBundle(hop.data(), hop.size(), &v).ok());
+  rt::DeviceCaps caps;  // a weak device: Vulkan 1.1, small limits, no int dot, subgroup 16 fixed
+  caps.api_version = (1u << 22) | (1u << 12);
+  caps.max_compute_shared_memory_size = 1024;
+  caps.max_compute_work_group_invocations = 64;
+  for (int i = 0; i < 3; ++i) {
+    caps.max_compute_work_group_size[i] = 64;
+    caps.max_compute_work_group_count[i] = 65535;
+  }
+  caps.max_storage_buffer_range = 1 << 27;
+  caps.max_per_stage_descriptor_storage_buffers = 4;
+  caps.max_push_constants_size = 128;
+  caps.min_storage_buffer_offset_alignment = 16;
+  auto miss = rt::MissingRequirements(v.bundle->requirements(), caps);
+  std::string all;
+  for (const auto& m : miss) all += m + "\n";
+  EXPECT_NE(all.find("Vulkan 1.3"), std::string::npos) << all;
+  EXPECT_NE(all.find("shaderIntegerDotProduct"), std::string::npos) << all;
+  EXPECT_NE(all.find("subgroupSizeControl"), std::string::npos) << all;
+  EXPECT_NE(all.find("maxComputeWorkGroupInvocations"), std::string::npos) << all;
+  // And a device that has everything passes.
+  caps.api_version = (1u << 22) | (3u << 12);
+  caps.shader_integer_dot_product = caps.subgroup_size_control = caps.compute_full_subgroups = true;
+  caps.subgroup_arithmetic_compute = caps.required_subgroup_size_compute = true;
+  caps.min_subgroup_size = caps.max_subgroup_size = 32;
+  caps.max_compute_shared_memory_size = 49152;
+  caps.max_compute_work_group_invocations = 1024;
+  for (int i = 0; i < 3; ++i) caps.max_compute_work_group_size[i] = 1024;
+  EXPECT_TRUE(rt::MissingRequirements(v.bundle->requirements(), caps).empty());
+}
+
+}  // namespace
+}  // namespace vkqc

@@ -1,0 +1,102 @@
+// Selection goldens per built-in profile (DESIGN 5: every rule is a pure function of
+// (op, shapes, profile, options) with golden tests).
+#include <gtest/gtest.h>
+
+#include "compiler/kernels/linear/linear.h"
+
+namespace vkqc::linear {
+namespace {
+
+struct Golden {
+  const char* profile;
+  const char* m1;          // variant at M=1 (q8ta activations)
+  const char* m64;         // variant at M=64
+  uint32_t gemv_subgroup;  // pinned subgroup size of the GEMV reduction (0: shared-memory tree)
+};
+
+const Golden kGoldens[] = {
+    {"lavapipe", "linear_q8ta_q8csw_dequant_gemv", "linear_q8ta_q8csw_dequant_gemm", 8},
+    {"android-baseline-2022", "linear_q8ta_q8csw_dequant_gemv", "linear_q8ta_q8csw_dequant_gemm", 0},
+    {"android-16", "linear_q8ta_q8csw_dequant_gemv", "linear_q8ta_q8csw_dequant_gemm", 0},
+    {"adreno-7xx", "linear_q8ta_q8csw_dequant_gemv", "linear_q8ta_q8csw_dequant_gemm", 0},  // no subgroup arithmetic assumed
+    {"mali-valhall", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 0},
+    {"nvidia-hopper", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 32},
+    {"nvidia-ada", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 32},
+    {"amd-rdna3", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 64},
+    {"intel-arc", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 16},  // sidecar tunes for 16
+    {"apple-moltenvk", "linear_q8ta_q8csw_dequant_gemv", "linear_q8ta_q8csw_dequant_gemm", 0},  // no requiredSubgroupSizeStages
+};
+
+class SelectGolden : public ::testing::TestWithParam<Golden> {};
+
+TEST_P(SelectGolden, VariantAndLimits) {
+  const Golden& g = GetParam();
+  auto p = LoadProfile(g.profile);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  for (int64_t m : {1, 64}) {
+    LinearShape s{m, 2048, 2048, ir::Scheme::Q8TA, true, false};
+    auto c = SelectLinear(s, *p, {});
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_EQ(c->VariantName(s.act), m == 1 ? g.m1 : g.m64) << c->reason;
+    EXPECT_LE(c->SharedMemoryBytes(), p->max_compute_shared_memory_size);
+    EXPECT_LE(c->Invocations(), p->max_compute_work_group_invocations);
+    EXPECT_FALSE(c->reason.empty());
+    if (m == 1) EXPECT_EQ(c->subgroup_size, g.gemv_subgroup) << c->reason;
+  }
+  // Weight-only layers always dequantize.
+  LinearShape f{1, 512, 512, ir::Scheme::Float, false, false};
+  auto c = SelectLinear(f, *p, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->VariantName(f.act), "linear_q8csw_dequant_gemv");
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtins, SelectGolden, ::testing::ValuesIn(kGoldens),
+                         [](const auto& info) {
+                           std::string n = info.param.profile;
+                           for (auto& ch : n) if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(Select, ThresholdIsPerProfileAndOverridable) {
+  auto p = LoadProfile("nvidia-hopper");
+  ASSERT_TRUE(p.ok());
+  LinearShape s{kDefaultGemvMaxM, 256, 256, ir::Scheme::Q8TA, false, false};
+  EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemv);
+  s.m = kDefaultGemvMaxM + 1;
+  EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemm);
+  SelectOptions o;
+  o.gemv_max_m = 32;
+  EXPECT_EQ(SelectLinear(s, *p, o)->algo, Algo::Gemv);
+  p->gemv_max_m = 4;
+  s.m = 5;
+  EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemm);
+}
+
+TEST(Select, ForcingIntDotNeedsTheFeature) {
+  auto p = LoadProfile("android-baseline-2022");
+  ASSERT_TRUE(p.ok());
+  SelectOptions o;
+  o.force_accum = Accum::IntDot;
+  LinearShape s{1, 64, 64, ir::Scheme::Q8TA, false, false};
+  auto c = SelectLinear(s, *p, o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("shaderIntegerDotProduct"), std::string::npos);
+  auto lvp = LoadProfile("lavapipe");
+  ASSERT_TRUE(lvp.ok());
+  auto d = SelectLinear(s, *lvp, o);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->accum, Accum::IntDot);
+}
+
+TEST(Select, LongReductionsFallBackToDequant) {
+  auto p = LoadProfile("nvidia-hopper");
+  ASSERT_TRUE(p.ok());
+  LinearShape s{1, 70000, 8, ir::Scheme::Q8TA, false, false};
+  auto c = SelectLinear(s, *p, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->accum, Accum::Dequant);
+  EXPECT_NE(c->reason.find("exact int32"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vkqc::linear
