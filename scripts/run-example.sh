@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Compiles the bundled example model (examples/mlp) for the local Vulkan device's profile,
+# runs it on that device with the validation layer on, and checks it against the CPU reference.
+# With no GPU, the device is lavapipe (Mesa's CPU Vulkan driver). VKQC_LAVAPIPE=1 forces it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if [ "${VKQC_LAVAPIPE:-0}" = 1 ]; then
+  export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+fi
+out=build/example
+mkdir -p "$out"
+set -x
+build/vkqc import examples/mlp/graph.json -o "$out/mlp.vkqg"
+build/vkqc probe -o "$out/local.json"
+build/vkqc compile "$out/mlp.vkqg" --target "$out/local.json" --tokens 1,64 -o "$out/mlp.vkqb"
+build/vkqc inspect "$out/mlp.vkqb"
+build/vkqc run "$out/mlp.vkqb" --tokens 1 --validation --reference "$out/mlp.vkqg" --output-dir "$out"
+build/vkqc run "$out/mlp.vkqb" --tokens 64 --validation --reference "$out/mlp.vkqg" --output-dir "$out"
