@@ -43,6 +43,13 @@ inline vkqc_context Context() {
   return ctx;
 }
 
+// The profile the device under test is compiled for: VKQC_TEST_PROFILE (a built-in name or a
+// file written by `vkqc probe`), default lavapipe.
+inline std::string TestProfile() {
+  const char* p = std::getenv("VKQC_TEST_PROFILE");
+  return p && *p ? p : "lavapipe";
+}
+
 // Fails the current test if validation said anything since the last call; clears the list.
 inline void ExpectNoValidationMessages(const std::string& where) {
   auto& m = Messages();

@@ -22,7 +22,7 @@ using testing_graphs::LayerSpec;
 struct Variant {
   Accum accum;
   Algo algo;
-  const char* profile;
+  const char* profile;  // null: the device under test (gpu_test::TestProfile())
   const char* expect;  // variant name expected in the bundle
 };
 
@@ -39,8 +39,9 @@ const TargetProfile& Profile(const std::string& name) {
 
 // Runs one (variant, M, K, N) case; returns a failure description or "".
 void CheckCase(const Variant& v, int64_t m, int64_t k, int64_t n, bool bias, bool relu, uint32_t seed) {
+  const std::string profile = v.profile ? v.profile : gpu_test::TestProfile();
   std::ostringstream where;
-  where << v.expect << " on " << v.profile << " M=" << m << " K=" << k << " N=" << n << " bias=" << bias
+  where << v.expect << " on " << profile << " M=" << m << " K=" << k << " N=" << n << " bias=" << bias
         << " relu=" << relu;
   SCOPED_TRACE(where.str());
   LayerSpec l;
@@ -55,7 +56,7 @@ void CheckCase(const Variant& v, int64_t m, int64_t k, int64_t n, bool bias, boo
   CompileOptions o;
   o.select.force_accum = v.accum;
   o.select.force_algo = v.algo;
-  auto bundle = CompileGraph(g, Profile(v.profile), o, 0);
+  auto bundle = CompileGraph(g, Profile(profile), o, 0);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
 
   const std::vector<float> x = testing_graphs::RandomFloats(size_t(m * k), seed + 1);
@@ -105,10 +106,10 @@ void CheckCase(const Variant& v, int64_t m, int64_t k, int64_t n, bool bias, boo
 class LinearVariants : public ::testing::TestWithParam<std::tuple<int, int64_t>> {};
 
 const Variant kVariants[] = {
-    {Accum::IntDot, Algo::Gemm, "lavapipe", "linear_q8ta_q8csw_dot_gemm"},
-    {Accum::IntDot, Algo::Gemv, "lavapipe", "linear_q8ta_q8csw_dot_gemv"},
-    {Accum::Dequant, Algo::Gemm, "lavapipe", "linear_q8ta_q8csw_dequant_gemm"},
-    {Accum::Dequant, Algo::Gemv, "lavapipe", "linear_q8ta_q8csw_dequant_gemv"},
+    {Accum::IntDot, Algo::Gemm, nullptr, "linear_q8ta_q8csw_dot_gemm"},
+    {Accum::IntDot, Algo::Gemv, nullptr, "linear_q8ta_q8csw_dot_gemv"},
+    {Accum::Dequant, Algo::Gemm, nullptr, "linear_q8ta_q8csw_dequant_gemm"},
+    {Accum::Dequant, Algo::Gemv, nullptr, "linear_q8ta_q8csw_dequant_gemv"},
 };
 
 TEST_P(LinearVariants, MatchesReference) {
@@ -156,7 +157,7 @@ TEST(LinearVariantsOtherProfiles, WeightOnlyLayer) {
     l.q8ta = false;
     l.relu = true;
     ir::Graph g = testing_graphs::MakeLinearChain(m, {l}, 5);
-    auto bundle = CompileGraph(g, Profile("lavapipe"), {}, 0);
+    auto bundle = CompileGraph(g, Profile(gpu_test::TestProfile()), {}, 0);
     ASSERT_TRUE(bundle.ok()) << bundle.error().message;
     auto x = testing_graphs::RandomFloats(size_t(m * l.k), 6);
     std::vector<float> y;
