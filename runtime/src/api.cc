@@ -119,6 +119,12 @@ void vkqc_model_options_init(vkqc_model_options* o) {
   o->struct_size = sizeof(*o);
 }
 
+vkqc_status vkqc_verify_bundle(const void* data, size_t size) {
+  if (!data && size) return Invalid("null argument");
+  BundleView view;
+  return Report(ParseBundle(static_cast<const uint8_t*>(data), size, &view));
+}
+
 vkqc_status vkqc_check_bundle(vkqc_context ctx, const void* data, size_t size) {
   if (!ctx || !data) return Invalid("null argument");
   BundleView view;

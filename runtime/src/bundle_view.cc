@@ -68,6 +68,13 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
     const auto* m = b->modules()->Get(i);
     if (m->spirv()->size() < 5 || m->spirv()->Get(0) != 0x07230203u)
       return Bad("shader module " + std::to_string(i) + " is not SPIR-V");
+    // FNV-1a 64 of the SPIR-V bytes, written by the compiler: catches corruption before the
+    // driver sees the code.
+    uint64_t h = 14695981039346656037ull;
+    const auto* p = reinterpret_cast<const uint8_t*>(m->spirv()->data());
+    for (size_t j = 0; j < size_t(m->spirv()->size()) * 4; ++j) h = (h ^ p[j]) * 1099511628211ull;
+    if (h != m->content_hash())
+      return Bad("shader module " + std::to_string(i) + " is corrupt (checksum mismatch)");
   }
   const uint32_t npipe = b->pipelines() ? b->pipelines()->size() : 0;
   for (uint32_t i = 0; i < npipe; ++i) {

@@ -152,7 +152,10 @@ expect_error "--input naming no input" "--input" "'z'" -- run "$BUNDLE" --tokens
 expect_error "--input without NAME=" "--input" -- run "$BUNDLE" --tokens 1 --input "$F/x100.npy"
 expect_error "--input .npy of the wrong size" "x100.npy" "'x'" "256" -- run "$BUNDLE" --tokens 1 --input "x=$F/x100.npy"
 expect_error "--input .npy with less data than its header says" "short_data.npy" "bytes" -- run "$BUNDLE" --tokens 1 --input "x=$F/short_data.npy"
-expect_error "--output-dir that does not exist" "$F/no_such_dir/y.npy" -- run "$BUNDLE" --tokens 1 --output-dir "$F/no_such_dir"
+# A missing --output-dir is created (like mkdir -p); one that cannot be created is an error.
+expect_writes "--output-dir is created when missing" "$F/new_out/y.npy" run "$BUNDLE" --tokens 1 --output-dir "$F/new_out"
+: > "$F/plain_file"
+expect_error "--output-dir below a regular file" "plain_file/sub" -- run "$BUNDLE" --tokens 1 --output-dir "$F/plain_file/sub"
 
 echo "== missing files"
 expect_error "import: graph missing" "no_such.json" -- import "$F/no_such.json" -o "$F/out.vkqg"

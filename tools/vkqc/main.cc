@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -51,8 +53,16 @@ struct Args {
   }
 };
 
-// Flags without a value.
+// Flags without a value, and options that take one; anything else is unknown.
 bool IsSwitch(const std::string& k) { return k == "--validation" || k == "--help" || k == "-h"; }
+bool TakesValue(const std::string& k) {
+  static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m",
+                                  "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
+                                  "--min-ms", "--peak-gbps", "--peak-tops"};
+  for (const char* v : kValued)
+    if (k == v) return true;
+  return false;
+}
 
 Result<Args> ParseArgs(int argc, char** argv, int start) {
   Args a;
@@ -65,9 +75,11 @@ Result<Args> ParseArgs(int argc, char** argv, int start) {
       }
       auto eq = s.find('=');
       if (s.rfind("--", 0) == 0 && eq != std::string::npos) {
+        if (!TakesValue(s.substr(0, eq))) return UserError("unknown option " + s.substr(0, eq));
         a.opt.emplace(s.substr(0, eq), s.substr(eq + 1));
         continue;
       }
+      if (!TakesValue(s)) return UserError("unknown option " + s);
       if (i + 1 >= argc) return UserError("option " + s + " needs a value");
       a.opt.emplace(s, argv[++i]);
     } else {
@@ -256,20 +268,17 @@ Status CmdInspect(const Args& a) {
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL.vkqg --target T");
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m"})
+      if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));
     bytes = *b;
   } else {
     VKQC_ASSIGN_OR_RETURN(bytes, CompileFromArgs(a, a.pos[0]));
   }
-  // Verify through the runtime's checker-free path: the flatbuffers verifier.
-  if (bytes.size() < 8) return UserError(a.pos[0] + ": not a vkqc bundle (too small)");
-  uint32_t fb_size;
-  std::memcpy(&fb_size, bytes.data(), 4);
-  flatbuffers::Verifier v(bytes.data(), std::min<size_t>(size_t(fb_size) + 4, bytes.size()));
-  if (uint64_t(fb_size) + 4 > bytes.size() || !fb::bundle::VerifySizePrefixedBundleBuffer(v))
-    return UserError(a.pos[0] + ": invalid bundle (truncated or corrupt; recompile it)");
+  // The runtime's full verifier (every index, offset, size and checksum), no device needed.
+  if (vkqc_verify_bundle(bytes.data(), bytes.size()) != VKQC_OK)
+    return UserError(a.pos[0] + ": " + vkqc_last_error());
   const auto* b = fb::bundle::GetBundle(bytes.data() + 4);
-  if (!b->programs() || !b->requirements()) return UserError(a.pos[0] + ": invalid bundle (no programs)");
   PrintBundle(b, bytes.size());
   return {};
 }
@@ -300,6 +309,7 @@ struct Runtime {
     co.log_user_data = this;
     if (a.Has("--device")) {
       VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
+      if (d < 0 || d > 1024) return UserError("--device " + std::to_string(d) + " is out of range (0..1024)");
       co.device_index = int32_t(d);
     }
     if (vkqc_context_create(&co, &ctx) != VKQC_OK) return UserError(vkqc_last_error());
@@ -313,7 +323,8 @@ struct Runtime {
     int64_t tokens = 0;
     if (a.Has("--tokens")) {
       VKQC_ASSIGN_OR_RETURN(tokens, ParseInt(a.Get("--tokens"), "--tokens"));
-      if (tokens < 0) return UserError("--tokens must be positive");
+      if (tokens < 1 || tokens > 0xFFFFFFFFll)
+        return UserError("--tokens " + std::to_string(tokens) + " is out of range (1..4294967295)");
     }
     uint32_t p = 0;
     if (tokens == 0 && vkqc_model_program_count(model) > 1) {
@@ -339,6 +350,21 @@ Status CmdRun(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
                           "--validation"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc run OUT.vkqb [--input NAME=FILE.npy]...");
+  // Check everything the user gave before touching the GPU.
+  double tol = 1e-4;
+  if (a.Has("--tolerance")) {
+    VKQC_ASSIGN_OR_RETURN(tol, ParseDouble(a.Get("--tolerance"), "--tolerance"));
+  }
+  const std::string outdir = a.Get("--output-dir");
+  if (!outdir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(outdir, ec);
+    if (ec) return UserError(outdir + ": cannot create the output directory: " + ec.message());
+  }
+  std::optional<ir::Graph> ref_graph;
+  if (a.Has("--reference")) {
+    VKQC_ASSIGN_OR_RETURN(ref_graph, LoadGraph(a.Get("--reference"), nullptr));
+  }
   Runtime rt;
   VKQC_TRY(rt.Open(a, a.pos[0], true));
   VKQC_ASSIGN_OR_RETURN(uint32_t prog, rt.Program(a));
@@ -392,7 +418,6 @@ Status CmdRun(const Args& a) {
 
   std::map<std::string, std::vector<float>> outputs;
   std::map<std::string, std::vector<int64_t>> shapes;
-  const std::string outdir = a.Get("--output-dir");
   for (uint32_t i = 0; i < vkqc_model_output_count(rt.model, prog); ++i) {
     vkqc_tensor_info info;
     (void)vkqc_model_output_info(rt.model, prog, i, &info);
@@ -410,8 +435,8 @@ Status CmdRun(const Args& a) {
   if (!rt.validation.empty())
     return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
 
-  if (a.Has("--reference")) {
-    VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(a.Get("--reference"), nullptr));
+  if (ref_graph) {
+    const ir::Graph& g = *ref_graph;
     ref::RunOptions ro;
     ro.tokens = vkqc_model_program_tokens(rt.model, prog);
     if (nl != g.ops.size())
@@ -423,10 +448,6 @@ Status CmdRun(const Args& a) {
       ro.integer_path.push_back(li.integer_path);
     }
     VKQC_ASSIGN_OR_RETURN(auto expect, ref::RunGraph(g, inputs, ro));
-    double tol = 1e-4;
-    if (a.Has("--tolerance")) {
-    VKQC_ASSIGN_OR_RETURN(tol, ParseDouble(a.Get("--tolerance"), "--tolerance"));
-  }
     bool pass = true;
     for (const auto& [name, want] : expect) {
       auto it = outputs.find(name);

@@ -96,6 +96,10 @@ vkqc_status vkqc_model_load_file(vkqc_context context, const char* path,
                                  const vkqc_model_options* options, vkqc_model* out_model);
 void vkqc_model_destroy(vkqc_model model);
 
+/* Verifies a bundle's structure (every index, offset, size, alignment and shader checksum)
+ * without a device. */
+vkqc_status vkqc_verify_bundle(const void* data, size_t size);
+
 /* Checks a bundle against the context's device without loading it. On
  * VKQC_ERROR_UNSUPPORTED_DEVICE, vkqc_last_error() lists everything that is missing. */
 vkqc_status vkqc_check_bundle(vkqc_context context, const void* data, size_t size);

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "compiler/emit/bundle_plan.h"
+#include "compiler/graph/vkqg_io.h"
 #include "compiler/passes/pipeline.h"
 #include "runtime/src/internal.h"
 #include "tests/common/linear_graphs.h"
@@ -83,6 +84,18 @@ TEST(BundleVerifier, RejectsWrongIdentifier) {
   EXPECT_NE(e.message.find("VKQB"), std::string::npos) << e.message;
 }
 
+TEST(BundleVerifier, RejectsCorruptShaderCode) {
+  auto b = SmallBundle();
+  rt::BundleView v;
+  ASSERT_TRUE(rt::ParseBundle(b.data(), b.size(), &v).ok());
+  const auto* spv = v.bundle->modules()->Get(0)->spirv();
+  const size_t pos = size_t(reinterpret_cast<const uint8_t*>(spv->data()) - b.data()) + 40;
+  b[pos] ^= 0x10;
+  auto e = Parse(b);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("checksum"), std::string::npos) << e.message;
+}
+
 TEST(BundleVerifier, RandomCorruptionNeverCrashes) {
   auto b = SmallBundle();
   std::mt19937 rng(5);
@@ -98,7 +111,8 @@ TEST(BundleVerifier, RandomCorruptionNeverCrashes) {
 TEST(BundleVerifier, RejectsSliceOutsideTheWeightSegment) {
   BundlePlan plan;
   plan.compiler_version = "test";
-  plan.modules.push_back({"m", {0x07230203u, 0x00010300u, 0, 1, 0}, 1});
+  const std::vector<uint32_t> spirv = {0x07230203u, 0x00010300u, 0, 1, 0};
+  plan.modules.push_back({"m", spirv, Fnv1a64(spirv.data(), spirv.size() * 4)});
   PlanPipeline pp;
   pp.bindings = {0};
   plan.pipelines.push_back(pp);
