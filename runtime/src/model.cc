@@ -72,10 +72,10 @@ void vkqc_model_t::DestroyBuffer(Buffer* b) {
   *b = Buffer{};
 }
 
-Err vkqc_model_t::Upload(uint64_t staging_bytes) {
+Err vkqc_model_t::Upload(uint64_t staging_bytes, bool force_staging) {
   const uint64_t size = view.weights_size;
   if (size == 0) return Ok();
-  if (weights.mapped) {
+  if (weights.mapped && !force_staging) {
     std::memcpy(weights.mapped, view.weights, size);
     return Ok();
   }
@@ -373,7 +373,7 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
         p.layers.push_back(std::move(li));
       }
   }
-  if (auto e = Upload(o.staging_bytes ? o.staging_bytes : (16ull << 20)); !e.ok()) return e;
+  if (auto e = Upload(o.staging_bytes ? o.staging_bytes : (16ull << 20), o.force_staging); !e.ok()) return e;
   if (o.poison_memory)
     if (auto e = Poison(); !e.ok()) return e;
   if (auto e = CreatePipelines(); !e.ok()) return e;

@@ -65,7 +65,7 @@ struct vkqc_model_t {
  private:
   vkqc::rt::Err CreateBuffer(uint64_t size, bool host_visible, vkqc::rt::Buffer* out);
   void DestroyBuffer(vkqc::rt::Buffer* b);
-  vkqc::rt::Err Upload(uint64_t staging_bytes);
+  vkqc::rt::Err Upload(uint64_t staging_bytes, bool force_staging);
   vkqc::rt::Err CreatePipelines();
   vkqc::rt::Err CreateDescriptors();
   vkqc::rt::Err Poison();

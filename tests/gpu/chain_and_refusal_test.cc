@@ -64,6 +64,27 @@ TEST(Chain, FourLayersWithReluIntDotForced) {
 
 TEST(Chain, FourLayersAndroidBaseline) { CheckChain("android-baseline-2022", 5, {}); }
 
+// Weights uploaded through a 4 KiB staging buffer (many chunks) give the same results as a
+// direct upload.
+TEST(Upload, BoundedStagingInManyChunks) {
+  std::vector<LayerSpec> layers(2);
+  layers[0] = {300, 257, true, 0.03f, -5, true, true};
+  layers[1] = {257, 33, false, 0, 0, true, false};
+  ir::Graph g = testing_graphs::MakeLinearChain(3, layers, 21);
+  auto p = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(p.ok());
+  auto bundle = CompileGraph(g, *p, {}, 0);
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  auto x = testing_graphs::RandomFloats(3 * 300, 4);
+  std::vector<float> direct, staged;
+  ASSERT_TRUE(gpu_test::RunBundle(*bundle, 0, x, &direct));
+  ASSERT_TRUE(gpu_test::RunBundle(*bundle, 0, x, &staged, nullptr, nullptr, 4096));
+  gpu_test::ExpectNoValidationMessages("staging");
+  ASSERT_EQ(direct.size(), staged.size());
+  for (size_t i = 0; i < direct.size(); ++i) ASSERT_EQ(direct[i], staged[i]) << i;
+  for (float v : direct) ASSERT_TRUE(std::isfinite(v));
+}
+
 TEST(Refusal, HopperBundleOnLavapipeListsWhatIsMissing) {
   std::vector<LayerSpec> layers(1);
   layers[0] = {256, 64, true, 0.02f, 0, true, false};

@@ -67,13 +67,16 @@ struct Loaded {
 inline ::testing::AssertionResult RunBundle(const std::vector<uint8_t>& bundle, uint32_t tokens,
                                             const std::vector<float>& input, std::vector<float>* output,
                                             std::vector<bool>* integer_path = nullptr,
-                                            std::vector<std::string>* variants = nullptr) {
+                                            std::vector<std::string>* variants = nullptr,
+                                            uint64_t staging_bytes = 0) {
   vkqc_context ctx = Context();
   if (!ctx) return ::testing::AssertionFailure() << "no context";
   Loaded l;
   vkqc_model_options mo;
   vkqc_model_options_init(&mo);
   mo.poison_memory = 1;
+  mo.staging_bytes = staging_bytes;
+  mo.force_staging = staging_bytes != 0;
   if (vkqc_model_load(ctx, bundle.data(), bundle.size(), &mo, &l.model) != VKQC_OK)
     return ::testing::AssertionFailure() << "load: " << vkqc_last_error();
   uint32_t prog = 0;

@@ -85,6 +85,8 @@ typedef struct vkqc_model_options {
   uint32_t struct_size;          /* sizeof(vkqc_model_options) */
   uint64_t staging_bytes;        /* bound of the weight-upload staging buffer; 0: 16 MiB */
   int poison_memory;             /* fill arena and outputs with 0xFF bytes (NaN) at load (tests) */
+  int force_staging;             /* upload weights through the staging buffer even where their
+                                    memory is host-visible (tests the discrete-GPU path) */
 } vkqc_model_options;
 
 void vkqc_model_options_init(vkqc_model_options* options);
