@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cfenv>
+#include <cfloat>
 #include <cmath>
 
 namespace vkqc::ref {
@@ -20,49 +21,128 @@ int32_t QuantizeInt8(float x, float inv_scale, int32_t zero_point) {
   return int32_t(std::clamp(q, -128.0f, 127.0f));
 }
 
-void LinearInteger(const LinearArgs& a, float act_scale, int32_t zp, float* y, float* magnitude) {
-  const float inv = 1.0f / act_scale;
-  std::vector<int32_t> xq(size_t(a.k));
-  for (int64_t m = 0; m < a.m; ++m) {
-    for (int64_t k = 0; k < a.k; ++k) xq[k] = QuantizeInt8(a.x[m * a.k + k], inv, zp);
-    for (int64_t n = 0; n < a.n; ++n) {
-      int32_t acc = 0;
-      const int8_t* wr = a.w + n * a.k;
-      for (int64_t k = 0; k < a.k; ++k) acc += (xq[k] - zp) * int32_t(wr[k]);
-      float v = float(acc) * (act_scale * a.w_scales[n]);
-      if (magnitude) magnitude[m * a.n + n] = std::fabs(v) + (a.bias ? std::fabs(a.bias[n]) : 0.0f);
-      if (a.bias) v += a.bias[n];
-      if (a.relu) v = std::max(v, 0.0f);
-      y[m * a.n + n] = v;
-    }
+QParams ChooseQParamsPerToken(const float* row, int64_t k) {
+  float mn = 0.0f, mx = 0.0f;  // min' = min(min(x), 0), max' = max(max(x), 0)
+  for (int64_t i = 0; i < k; ++i) {
+    mn = std::min(mn, row[i]);
+    mx = std::max(mx, row[i]);
   }
+  const float qmin = -128.0f, qmax = 127.0f;
+  const float scale = std::max((mx - mn) / 255.0f, FLT_EPSILON);
+  const float dmin = mn / scale, dmax = mx / scale;
+  const float err_min = qmin + dmin, err_max = qmax + dmax;
+  const float zp = (err_min + err_max > 0.0f) ? qmin - dmin : qmax - dmax;
+  return {scale, int32_t(std::clamp(RoundEven(zp), qmin, qmax))};
 }
 
-void LinearWeightOnly(const LinearArgs& a, float* y, float* abs_sum) {
-  for (int64_t m = 0; m < a.m; ++m) {
-    const float* xr = a.x + m * a.k;
-    for (int64_t n = 0; n < a.n; ++n) {
-      const int8_t* wr = a.w + n * a.k;
-      double acc = 0, mag = 0;
-      for (int64_t k = 0; k < a.k; ++k) {
-        const double t = double(xr[k]) * (double(a.w_scales[n]) * double(wr[k]));
-        acc += t;
+DecodedWeights DecodeWeights(const ir::Tensor& t) {
+  DecodedWeights d;
+  d.n = t.shape[0];
+  d.k = t.shape[1];
+  const ir::Quant& q = *t.quant;
+  const uint8_t* data = t.data->data();
+  d.w.resize(size_t(d.n * d.k));
+  if (q.scheme == ir::Scheme::Q8CSW) {
+    d.group_size = d.k;
+    for (int64_t i = 0; i < d.n * d.k; ++i) d.w[i] = int8_t(data[i]);
+  } else {
+    d.group_size = q.group_size;
+    const int64_t groups = d.k / d.group_size;
+    for (int64_t i = 0; i < d.n * d.k; ++i) {
+      int32_t v = (data[i / 2] >> (4 * (i % 2))) & 0xF;
+      if (q.scheme == ir::Scheme::Q4GSW) {
+        v = v >= 8 ? v - 16 : v;  // symmetric, q in [-8, 7]
+      } else {
+        const int64_t n = i / d.k, g = (i % d.k) / d.group_size;
+        v -= q.zero_points[n * groups + g];
+      }
+      d.w[i] = v;
+    }
+  }
+  d.scales = q.scales;
+  return d;
+}
+
+LinearOut LinearQuantized(const std::vector<int32_t>& xq, const std::vector<QParams>& rp, int64_t m,
+                          const DecodedWeights& w, const float* bias, bool relu) {
+  LinearOut out;
+  out.y.resize(size_t(m * w.n));
+  out.magnitude.resize(size_t(m * w.n));
+  const int64_t groups = w.k / w.group_size;
+  for (int64_t r = 0; r < m; ++r) {
+    const QParams p = rp.size() == 1 ? rp[0] : rp[r];
+    for (int64_t n = 0; n < w.n; ++n) {
+      double y = 0, mag = 0;
+      for (int64_t g = 0; g < groups; ++g) {
+        int32_t acc = 0, abs_acc = 0;
+        for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
+          const int32_t t = (xq[r * w.k + k] - p.zero_point) * w.w[n * w.k + k];
+          acc += t;
+          abs_acc += std::abs(t);
+        }
+        const double s = double(p.scale) * double(w.scales[n * groups + g]);
+        y += double(acc) * s;
+        mag += double(abs_acc) * s;
+      }
+      if (bias) {
+        y += bias[n];
+        mag += std::fabs(bias[n]);
+      }
+      if (relu) y = std::max(y, 0.0);
+      out.y[r * w.n + n] = float(y);
+      out.magnitude[r * w.n + n] = float(mag);
+    }
+  }
+  return out;
+}
+
+LinearOut LinearWeightOnly(const float* x, int64_t m, const DecodedWeights& w, const float* bias, bool relu) {
+  LinearOut out;
+  out.y.resize(size_t(m * w.n));
+  out.magnitude.resize(size_t(m * w.n));
+  const int64_t groups = w.k / w.group_size;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t n = 0; n < w.n; ++n) {
+      double y = 0, mag = 0;
+      for (int64_t k = 0; k < w.k; ++k) {
+        const double t = double(x[r * w.k + k]) * double(w.scales[n * groups + k / w.group_size]) *
+                         double(w.w[n * w.k + k]);
+        y += t;
         mag += std::fabs(t);
       }
-      if (a.bias) {
-        acc += a.bias[n];
-        mag += std::fabs(a.bias[n]);
+      if (bias) {
+        y += bias[n];
+        mag += std::fabs(bias[n]);
       }
-      if (a.relu) acc = std::max(acc, 0.0);
-      y[m * a.n + n] = float(acc);
-      if (abs_sum) abs_sum[m * a.n + n] = float(mag);
+      if (relu) y = std::max(y, 0.0);
+      out.y[r * w.n + n] = float(y);
+      out.magnitude[r * w.n + n] = float(mag);
     }
-  }
+  return out;
 }
 
-Result<std::map<std::string, std::vector<float>>> RunGraph(
-    const ir::Graph& g, const std::map<std::string, std::vector<float>>& inputs, const RunOptions& o) {
+std::vector<float> Requantize(const std::vector<float>& y, float scale, int32_t zero_point) {
+  const float inv = 1.0f / scale;
+  std::vector<float> q(y.size());
+  for (size_t i = 0; i < y.size(); ++i) q[i] = float(QuantizeInt8(y[i], inv, zero_point));
+  return q;
+}
+
+float Silu(float x) { return float(double(x) / (1.0 + std::exp(-double(x)))); }
+
+namespace {
+
+QParams TensorParams(const ir::Quant& q) {
+  return {q.scales.at(0), q.zero_points.empty() ? 0 : q.zero_points[0]};
+}
+
+}  // namespace
+
+Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::string, std::vector<float>>& inputs,
+                                     const RunOptions& o) {
   std::map<int, std::vector<float>> values;
+  GraphResult res;
+  std::map<int, std::vector<float>> magnitude;
   for (int t : g.inputs) {
     const ir::Tensor& ten = g.tensors[t];
     auto it = inputs.find(ten.name);
@@ -75,34 +155,105 @@ Result<std::map<std::string, std::vector<float>>> RunGraph(
   }
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const ir::Op& op = g.ops[i];
+    for (int in : op.inputs)
+      if (!g.tensors[in].is_constant() && !values.count(in))
+        return UserError("reference: op '" + op.name + "' reads a value not computed yet");
+    if (op.type == ir::OpType::Mul) {
+      const auto& a = values[op.inputs[0]];
+      const auto& b = values[op.inputs[1]];
+      std::vector<float> y(a.size());
+      for (size_t j = 0; j < a.size(); ++j) y[j] = a[j] * b[j];
+      values[op.outputs[0]] = std::move(y);
+      continue;
+    }
+    if (op.type == ir::OpType::Silu) {
+      const auto& a = values[op.inputs[0]];
+      std::vector<float> y(a.size());
+      for (size_t j = 0; j < a.size(); ++j) y[j] = Silu(a[j]);
+      values[op.outputs[0]] = std::move(y);
+      continue;
+    }
     if (op.type != ir::OpType::Linear) return UserError("reference: unsupported op " + op.name);
     const ir::Tensor& xt = g.tensors[op.inputs[0]];
-    const ir::Tensor& wt = g.tensors[op.inputs[1]];
-    auto xit = values.find(op.inputs[0]);
-    if (xit == values.end()) return UserError("reference: op '" + op.name + "' reads a value not computed yet");
-    LinearArgs a;
-    a.x = xit->second.data();
-    a.k = xt.shape[1];
-    a.m = int64_t(xit->second.size()) / a.k;
-    a.n = wt.shape[0];
-    a.w = reinterpret_cast<const int8_t*>(wt.data->data());
-    a.w_scales = wt.quant->scales.data();
-    a.bias = op.inputs.size() > 2 ? reinterpret_cast<const float*>(g.tensors[op.inputs[2]].data->data()) : nullptr;
-    a.relu = op.linear.fused_relu;
-    std::vector<float> y(size_t(a.m * a.n));
-    const bool q8ta = op.linear.input_quant.scheme == ir::Scheme::Q8TA;
-    const bool integer = q8ta && (o.integer_path.empty() || (i < o.integer_path.size() && o.integer_path[i]));
+    const std::vector<float>& x = values[op.inputs[0]];
+    const DecodedWeights w = DecodeWeights(g.tensors[op.inputs[1]]);
+    const int64_t m = int64_t(x.size()) / w.k;
+    const float* bias =
+        op.inputs.size() > 2 ? reinterpret_cast<const float*>(g.tensors[op.inputs[2]].data->data()) : nullptr;
+    const ir::Scheme act = op.linear.input_quant.scheme;
+    const bool x_int8 = xt.dtype == ir::DType::I8;
+    const bool quantizes = act == ir::Scheme::Q8TA || act == ir::Scheme::DQ8CA;
+    const bool integer = x_int8 || (quantizes && (o.integer_path.empty() ||
+                                                  (i < o.integer_path.size() && o.integer_path[i])));
+    LinearOut out;
     if (integer) {
-      const auto& q = op.linear.input_quant;
-      LinearInteger(a, q.scales[0], q.zero_points.empty() ? 0 : q.zero_points[0], y.data());
+      std::vector<int32_t> xq(x.size());
+      std::vector<QParams> params;
+      if (x_int8) {
+        for (size_t j = 0; j < x.size(); ++j) xq[j] = int32_t(x[j]);
+        params = {TensorParams(*xt.quant)};
+      } else if (act == ir::Scheme::Q8TA) {
+        params = {TensorParams(op.linear.input_quant)};
+        const float inv = 1.0f / params[0].scale;
+        for (size_t j = 0; j < x.size(); ++j) xq[j] = QuantizeInt8(x[j], inv, params[0].zero_point);
+      } else {
+        for (int64_t r = 0; r < m; ++r) {
+          params.push_back(ChooseQParamsPerToken(x.data() + r * w.k, w.k));
+          const float inv = 1.0f / params.back().scale;
+          for (int64_t k = 0; k < w.k; ++k)
+            xq[r * w.k + k] = QuantizeInt8(x[r * w.k + k], inv, params.back().zero_point);
+        }
+      }
+      out = LinearQuantized(xq, params, m, w, bias, op.linear.fused_relu);
     } else {
-      LinearWeightOnly(a, y.data(), nullptr);
+      out = LinearWeightOnly(x.data(), m, w, bias, op.linear.fused_relu);
     }
-    values[op.outputs[0]] = std::move(y);
+    if (op.linear.output_quant.scheme == ir::Scheme::Q8TO) {
+      const QParams q = TensorParams(op.linear.output_quant);
+      values[op.outputs[0]] = Requantize(out.y, q.scale, q.zero_point);
+    } else {
+      magnitude[op.outputs[0]] = std::move(out.magnitude);
+      values[op.outputs[0]] = std::move(out.y);
+    }
   }
-  std::map<std::string, std::vector<float>> out;
-  for (int t : g.outputs) out[g.tensors[t].name] = values[t];
-  return out;
+  for (int t : g.outputs) {
+    res.outputs[g.tensors[t].name] = values[t];
+    if (magnitude.count(t)) res.magnitude[g.tensors[t].name] = magnitude[t];
+  }
+  return res;
+}
+
+Result<std::map<std::string, std::vector<float>>> RunGraph(
+    const ir::Graph& g, const std::map<std::string, std::vector<float>>& inputs, const RunOptions& o) {
+  VKQC_ASSIGN_OR_RETURN(GraphResult r, RunGraphDetailed(g, inputs, o));
+  return r.outputs;
+}
+
+void LinearInteger(const LinearArgs& a, float act_scale, int32_t zp, float* y, float* magnitude) {
+  const float inv = 1.0f / act_scale;
+  for (int64_t m = 0; m < a.m; ++m)
+    for (int64_t n = 0; n < a.n; ++n) {
+      int32_t acc = 0;
+      for (int64_t k = 0; k < a.k; ++k)
+        acc += (QuantizeInt8(a.x[m * a.k + k], inv, zp) - zp) * int32_t(a.w[n * a.k + k]);
+      float v = float(acc) * (act_scale * a.w_scales[n]);
+      if (magnitude) magnitude[m * a.n + n] = std::fabs(v) + (a.bias ? std::fabs(a.bias[n]) : 0.0f);
+      if (a.bias) v += a.bias[n];
+      if (a.relu) v = std::max(v, 0.0f);
+      y[m * a.n + n] = v;
+    }
+}
+
+void LinearWeightOnly(const LinearArgs& a, float* y, float* abs_sum) {
+  DecodedWeights w;
+  w.n = a.n;
+  w.k = a.k;
+  w.group_size = a.k;
+  w.w.assign(a.w, a.w + a.n * a.k);
+  w.scales.assign(a.w_scales, a.w_scales + a.n);
+  LinearOut o = LinearWeightOnly(a.x, a.m, w, a.bias, a.relu);
+  std::copy(o.y.begin(), o.y.end(), y);
+  if (abs_sum) std::copy(o.magnitude.begin(), o.magnitude.end(), abs_sum);
 }
 
 }  // namespace vkqc::ref

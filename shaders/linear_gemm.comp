@@ -1,48 +1,34 @@
 #version 450
-// Tiled GEMM for linear: y[M,N] = epilogue(x[M,K] . W[N,K]^T).
-// Variants (defines): VKQC_INT_DOT: x is packed int8 (quantize_q8ta), int32 accumulation with
-// OpSDot; otherwise x is float and int8 weights are dequantized in the shader (fp32 accumulation).
-// Workgroup TX x TY threads computes a BM x BN block (BM = TY*RM, BN = TX*RN); thread (tx,ty)
-// owns rows ty + i*TY and columns tx + j*TX. K advances BK4 packed words (4*BK4 values) per step.
-// Weights: [N][K4P] packed words, K zero-padded (padding contributes exactly zero).
-#include "common.glslh"
-
+// Tiled GEMM for linear: y[M,N] = epilogue(x[M,K] . W[N,K]^T); variants in linear_common.glslh.
+// A workgroup of TX x TY threads computes a BM x BN block (BM = TY*RM, BN = TX*RN); thread
+// (tx,ty) owns rows ty + i*TY and the RN consecutive columns tx*RN + j (so an int8 output row
+// segment is one word). K advances BK4 packed words (4*BK4 values) per step; weights are
+// decoded to int8 words (w - zp) into shared memory as they are loaded. Int4 layers fold their
+// int32 group accumulators into fp32 at every group boundary.
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
-layout(constant_id = 2) const uint M = 1;
-layout(constant_id = 3) const uint N = 1;
-layout(constant_id = 4) const uint K = 4;
-layout(constant_id = 5) const uint K4P = 8;   // multiple of BK4
-layout(constant_id = 6) const uint RM = 4;
-layout(constant_id = 7) const uint RN = 4;
-layout(constant_id = 8) const uint BK4 = 8;
+#include "linear_common.glslh"
 
+layout(constant_id = 13) const uint BK4 = 8;
+
+const uint RM = 4u, RN = 4u;
 const uint TX = gl_WorkGroupSize.x;
 const uint TY = gl_WorkGroupSize.y;
 const uint BM = TY * RM;
 const uint BN = TX * RN;
 const uint NT = TX * TY;
-const uint SBK = BK4 + 1;  // padded shared row stride (bank conflicts)
+const uint SBK = BK4 + 1u;  // padded row stride of sA (bank conflicts)
+#ifdef VKQC_W4
+const uint K4 = K / 4u;     // real activation words; int4 padding words are masked
+#else
+const uint K4 = K4P;        // q8 padding bytes are zero weights
+#endif
 
 #ifdef VKQC_INT_DOT
-layout(std430, binding = 0) readonly buffer X { uint xq[]; };
 shared uint sA[BM * SBK];
-#define ACC_T int
 #else
-layout(std430, binding = 0) readonly buffer X { float x[]; };
 shared vec4 sA[BM * SBK];
-#define ACC_T float
 #endif
-layout(std430, binding = 1) readonly buffer W { uint w[]; };
-layout(std430, binding = 2) readonly buffer P { ChannelParams params[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
-shared uint sB[BN * SBK];
-
-layout(push_constant) uniform Push {
-  float act_scale;
-  int act_zero_point;
-  uint flags;
-  float reserved;
-} pc;
+shared uvec4 sB[BK4 * (BN / 4u)];  // [k word][4 columns]: int8 words (w - zp)
 
 void main() {
   const uint tx = gl_LocalInvocationID.x;
@@ -51,19 +37,35 @@ void main() {
   const uint n0 = gl_WorkGroupID.x * BN;
   const uint m0 = gl_WorkGroupID.y * BM;
 
-  ACC_T acc[RM * RN];
-  for (uint i = 0; i < RM * RN; ++i) acc[i] = ACC_T(0);
+#ifdef VKQC_INT_DOT
+  ivec4 acc[RM];
+  int zx[RM];
+  for (uint i = 0u; i < RM; ++i) {
+    acc[i] = ivec4(0);
+    zx[i] = act_zero_point(min(m0 + ty + i * TY, M - 1u));
+  }
+  ivec4 wsum = ivec4(0);  // per column: sum of (w - zp) in the current group
+#else
+  vec4 accd[RM];
+  for (uint i = 0u; i < RM; ++i) accd[i] = vec4(0.0);
+#endif
+  vec4 accf[RM];  // folded fp32 accumulators (int4 groups)
+  for (uint i = 0u; i < RM; ++i) accf[i] = vec4(0.0);
 
-  for (uint k4 = 0; k4 < K4P; k4 += BK4) {
+  for (uint k4 = 0u; k4 < K4P; k4 += BK4) {
     for (uint i = tid; i < BM * BK4; i += NT) {
       const uint r = i / BK4, c = i % BK4, m = m0 + r;
-#ifdef VKQC_INT_DOT
+#if defined(VKQC_INT_DOT)
       sA[r * SBK + c] = m < M ? xq[m * K4P + k4 + c] : 0u;
+#elif defined(VKQC_X_Q8)
+      // int8 input on the dequant path: dequantize x as it is loaded (padding words are zero).
+      sA[r * SBK + c] = (m < M && k4 + c < K4P) ? (unpack_i8x4(xq[m * K4P + k4 + c]) - float(act_zero_point(m))) * act_scale(m)
+                                                 : vec4(0.0);
 #else
       vec4 v = vec4(0.0);
       const uint k = (k4 + c) * 4u;
       if (m < M) {
-        for (uint j = 0; j < 4u; ++j) {
+        for (uint j = 0u; j < 4u; ++j) {
           if (k + j < K) v[j] = x[m * K + k + j];
         }
       }
@@ -72,41 +74,97 @@ void main() {
     }
     for (uint i = tid; i < BN * BK4; i += NT) {
       const uint r = i / BK4, c = i % BK4, n = n0 + r;
-      sB[r * SBK + c] = n < N ? w[n * K4P + k4 + c] : 0u;
+      const uint w = (n < N && k4 + c < K4) ? weight_word(n, k4 + c) : 0u;
+      sB[c * (BN / 4u) + r / 4u][r % 4u] = w;
     }
     barrier();
-    for (uint c = 0; c < BK4; ++c) {
-      for (uint i = 0; i < RM; ++i) {
-        const uint a_idx = (ty + i * TY) * SBK + c;
-        for (uint j = 0; j < RN; ++j) {
-          const uint b = sB[(tx + j * TX) * SBK + c];
+    for (uint c = 0u; c < BK4; ++c) {
+      const uvec4 b = sB[c * (BN / 4u) + tx];
 #ifdef VKQC_INT_DOT
-          acc[i * RN + j] += SDOT(sA[a_idx], b);
+#ifdef VKQC_W4
+      wsum += ivec4(SDOT(b.x, 0x01010101u), SDOT(b.y, 0x01010101u), SDOT(b.z, 0x01010101u),
+                    SDOT(b.w, 0x01010101u));
+#endif
+      for (uint i = 0u; i < RM; ++i) {
+        const uint a = sA[(ty + i * TY) * SBK + c];
+        acc[i] += ivec4(SDOT(a, b.x), SDOT(a, b.y), SDOT(a, b.z), SDOT(a, b.w));
+      }
 #else
-          acc[i * RN + j] += dot(sA[a_idx], unpack_i8x4(b));
+      const vec4 w0 = unpack_i8x4(b.x), w1 = unpack_i8x4(b.y), w2 = unpack_i8x4(b.z), w3 = unpack_i8x4(b.w);
+      for (uint i = 0u; i < RM; ++i) {
+        const vec4 a = sA[(ty + i * TY) * SBK + c];
+        accd[i] += vec4(dot(a, w0), dot(a, w1), dot(a, w2), dot(a, w3));
+      }
+#endif
+#ifdef VKQC_W4
+      const uint kg = k4 + c;  // global activation word
+      if (((kg + 1u) * 4u) % GS == 0u && kg < K4) {
+        const uint g = (kg * 4u) / GS;
+        vec4 s;
+        for (uint j = 0u; j < RN; ++j) {
+          const uint n = n0 + tx * RN + j;
+          s[j] = n < N ? weight_scale(n, g) : 0.0;
+        }
+        for (uint i = 0u; i < RM; ++i) {
+#ifdef VKQC_INT_DOT
+          accf[i] += vec4(acc[i] - zx[i] * wsum) * s;
+          acc[i] = ivec4(0);
+#else
+          accf[i] += accd[i] * s;
+          accd[i] = vec4(0.0);
 #endif
         }
+#ifdef VKQC_INT_DOT
+        wsum = ivec4(0);
+#endif
       }
+#endif
     }
     barrier();
   }
 
-  for (uint i = 0; i < RM; ++i) {
+#ifndef VKQC_W4
+  // q8csw: one group per channel, folded once.
+  vec4 s;
+  ivec4 wsi;
+  for (uint j = 0u; j < RN; ++j) {
+    const uint n = min(n0 + tx * RN + j, N - 1u);
+    s[j] = weight_scale(n, 0u);
+    wsi[j] = int(cw[WSUM_OFF + n]);
+  }
+  for (uint i = 0u; i < RM; ++i) {
+#ifdef VKQC_INT_DOT
+    // Exact in int32: acc - zp * sum(w); cast before scaling.
+    accf[i] = vec4(acc[i] - zx[i] * wsi) * s;
+#else
+    accf[i] = accd[i] * s;
+#endif
+  }
+#endif
+
+  for (uint i = 0u; i < RM; ++i) {
     const uint m = m0 + ty + i * TY;
     if (m >= M) continue;
-    for (uint j = 0; j < RN; ++j) {
-      const uint n = n0 + tx + j * TX;
-      if (n >= N) continue;
-      const ChannelParams p = params[n];
 #ifdef VKQC_INT_DOT
-      float v = float(acc[i * RN + j] - pc.act_zero_point * p.weight_sum) *
-                (pc.act_scale * p.weight_scale);
+    const float sx = act_scale(m);
 #else
-      float v = acc[i * RN + j] * p.weight_scale;
+    const float sx = 1.0;
 #endif
-      if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += p.bias;
-      if ((pc.flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
+#ifdef VKQC_OUT_Q8
+    uint word = 0u;
+#endif
+    for (uint j = 0u; j < RN; ++j) {
+      const uint n = n0 + tx * RN + j;
+      if (n >= N) continue;
+      const float v = finish(n, accf[i][j] * sx);
+#ifdef VKQC_OUT_Q8
+      word |= requantize(v) << (8u * j);
+#else
       y[m * N + n] = v;
+#endif
     }
+#ifdef VKQC_OUT_Q8
+    if (n0 + tx * RN < N) yq[m * N4P + (n0 + tx * RN) / 4u] = word;
+#endif
   }
 }

@@ -1,64 +1,60 @@
 #version 450
-// Cooperative GEMV for linear at small M: a workgroup of T threads computes NR output channels
-// for MB rows (gl_WorkGroupID.z selects the row block). Threads split K in 16-value chunks
-// (one uvec4 of packed weights each; neighbouring threads read neighbouring 16-byte words),
-// then reduce across the workgroup: a shared-memory tree, or with VKQC_SUBGROUP subgroupAdd
-// followed by a short shared-memory pass (the subgroup size SG is pinned at pipeline creation).
-// Variants: VKQC_INT_DOT (packed int8 x, int32 OpSDot accumulation) or dequant (float x).
-#include "common.glslh"
+// Cooperative GEMV for linear at small M; variants in linear_common.glslh. A workgroup of T
+// threads computes NR output channels for MB rows (gl_WorkGroupID.z selects the row block).
+// Threads split K in units of one uvec4 of packed weights (16 K values for q8, 32 for int4;
+// neighbouring threads read neighbouring 16-byte words), then reduce across the workgroup: a
+// shared-memory tree, or with VKQC_SUBGROUP subgroupAdd and a short shared-memory pass (the
+// subgroup size SG is pinned at pipeline creation). Int4 layers fold int32 partial sums into
+// fp32 once per group, or once per 8-value word when a group is shorter than a unit.
+layout(local_size_x_id = 0) in;
+#include "linear_common.glslh"
 #ifdef VKQC_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 
-layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint M = 1;
-layout(constant_id = 2) const uint N = 1;
-layout(constant_id = 3) const uint K = 4;
-layout(constant_id = 4) const uint K4P = 8;   // multiple of 4
-layout(constant_id = 5) const uint NR = 4;    // output channels per workgroup
-layout(constant_id = 6) const uint MB = 1;    // rows per workgroup
-layout(constant_id = 7) const uint SG = 32;   // pinned subgroup size (VKQC_SUBGROUP only)
+layout(constant_id = 13) const uint NR = 4;   // output channels per workgroup
+layout(constant_id = 14) const uint MB = 1;   // rows per workgroup
+layout(constant_id = 15) const uint SG = 32;  // pinned subgroup size (VKQC_SUBGROUP only)
 
 const uint T = gl_WorkGroupSize.x;  // power of two
-const uint K16 = K4P / 4u;
+#ifdef VKQC_W4
+const uint UNITS = KW / 4u;         // uvec4 units of weights per channel (32 K values each)
+const uint K8 = K / 8u;             // real int4 words per channel
+#else
+const uint UNITS = KW / 4u;         // 16 K values each
+#endif
 
-#ifdef VKQC_INT_DOT
-layout(std430, binding = 0) readonly buffer X { uvec4 xq[]; };
+#if defined(VKQC_INT_DOT) && !defined(VKQC_W4)
 #define ACC_T int
 #else
-layout(std430, binding = 0) readonly buffer X { float x[]; };
 #define ACC_T float
 #endif
-layout(std430, binding = 1) readonly buffer W { uvec4 w[]; };
-layout(std430, binding = 2) readonly buffer P { ChannelParams params[]; };
-layout(std430, binding = 3) writeonly buffer Y { float y[]; };
 
 #ifdef VKQC_SUBGROUP
 shared ACC_T red[(T / SG) * NR];
 #else
 shared ACC_T red[T * NR];
 #endif
+shared float outv[NR];
 
-layout(push_constant) uniform Push {
-  float act_scale;
-  int act_zero_point;
-  uint flags;
-  float reserved;
-} pc;
-
-void store(uint m, uint n, ACC_T acc) {
-  if (m >= M || n >= N) return;
-  const ChannelParams p = params[n];
-#ifdef VKQC_INT_DOT
-  float v = float(acc - pc.act_zero_point * p.weight_sum) * (pc.act_scale * p.weight_scale);
+// Activation words 4*c .. 4*c+3 of row m as int8 (int path) or four vec4 of floats.
+#if defined(VKQC_INT_DOT)
+uvec4 x_words(uint m, uint w4) { return uvec4(xq[m * K4P + w4], xq[m * K4P + w4 + 1u], xq[m * K4P + w4 + 2u], xq[m * K4P + w4 + 3u]); }
 #else
-  float v = acc * p.weight_scale;
+vec4 x_vec(uint m, uint word) {  // 4 K values of word `word` (4 values each), zero past K
+#ifdef VKQC_X_Q8
+  return word < K4P ? (unpack_i8x4(xq[m * K4P + word]) - float(act_zero_point(m))) * act_scale(m) : vec4(0.0);
+#else
+  vec4 v = vec4(0.0);
+  for (uint j = 0u; j < 4u; ++j) {
+    const uint k = word * 4u + j;
+    if (k < K) v[j] = x[m * K + k];
+  }
+  return v;
 #endif
-  if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += p.bias;
-  if ((pc.flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
-  y[m * N + n] = v;
 }
+#endif
 
 void main() {
   const uint t = gl_LocalInvocationID.x;
@@ -68,61 +64,112 @@ void main() {
   const uint mbase = gl_WorkGroupID.z * MB;
 
   ACC_T acc[MB * NR];
-  for (uint i = 0; i < MB * NR; ++i) acc[i] = ACC_T(0);
-
-  for (uint c = t; c < K16; c += T) {
-    uvec4 wv[NR];
-    for (uint r = 0; r < NR; ++r) wv[r] = (n0 + r < N) ? w[(n0 + r) * K16 + c] : uvec4(0u);
-    for (uint mi = 0; mi < MB; ++mi) {
-      const uint m = mbase + mi;
-      if (m >= M) break;
+  for (uint i = 0u; i < MB * NR; ++i) acc[i] = ACC_T(0);
 #ifdef VKQC_INT_DOT
-      const uvec4 xv = xq[m * K16 + c];
-      for (uint r = 0; r < NR; ++r) {
-        acc[mi * NR + r] += SDOT(xv.x, wv[r].x) + SDOT(xv.y, wv[r].y) +
-                            SDOT(xv.z, wv[r].z) + SDOT(xv.w, wv[r].w);
-      }
+  int zx[MB];
+  for (uint mi = 0u; mi < MB; ++mi) zx[mi] = act_zero_point(min(mbase + mi, M - 1u));
+#endif
+
+  for (uint c = t; c < UNITS; c += T) {
+    for (uint r = 0u; r < NR; ++r) {
+      const uint n = n0 + r;
+      if (n >= N) break;
+      const uvec4 wv = uvec4(cw[n * KW + 4u * c], cw[n * KW + 4u * c + 1u], cw[n * KW + 4u * c + 2u],
+                             cw[n * KW + 4u * c + 3u]);
+#ifdef VKQC_W4
+      // Decode the unit's 4 int4 words into 8 int8 words (w - zp); fold per group.
+      for (uint q = 0u; q < 4u; ++q) {
+        const uint k8 = 4u * c + q;
+        if (k8 >= K8) break;
+        const uint g = (k8 * 8u) / GS;
+        const uint zp = weight_zp(n, g);
+        const uint lo = nibbles_minus_zp(wv[q] & 0x0F0F0F0Fu, zp);
+        const uint hi = nibbles_minus_zp((wv[q] >> 4) & 0x0F0F0F0Fu, zp);
+        const float s = weight_scale(n, g);
+#ifdef VKQC_INT_DOT
+        const int sw = SDOT(lo, 0x01010101u) + SDOT(hi, 0x01010101u);
 #else
-      vec4 xv[4];
-      const uint kb = c * 16u;
-      for (uint q = 0; q < 4u; ++q) {
-        for (uint j = 0; j < 4u; ++j) {
-          const uint k = kb + q * 4u + j;
-          xv[q][j] = k < K ? x[m * K + k] : 0.0;
+        const vec4 flo = unpack_i8x4(lo), fhi = unpack_i8x4(hi);
+#endif
+        for (uint mi = 0u; mi < MB; ++mi) {
+          const uint m = mbase + mi;
+          if (m >= M) break;
+#ifdef VKQC_INT_DOT
+          const int p = SDOT(xq[m * K4P + 2u * k8], lo) + SDOT(xq[m * K4P + 2u * k8 + 1u], hi);
+          acc[mi * NR + r] += float(p - zx[mi] * sw) * s;
+#else
+          acc[mi * NR + r] += (dot(x_vec(m, 2u * k8), flo) + dot(x_vec(m, 2u * k8 + 1u), fhi)) * s;
+#endif
         }
       }
-      for (uint r = 0; r < NR; ++r) {
-        acc[mi * NR + r] += dot(xv[0], unpack_i8x4(wv[r].x)) + dot(xv[1], unpack_i8x4(wv[r].y)) +
-                            dot(xv[2], unpack_i8x4(wv[r].z)) + dot(xv[3], unpack_i8x4(wv[r].w));
+#else
+      for (uint mi = 0u; mi < MB; ++mi) {
+        const uint m = mbase + mi;
+        if (m >= M) break;
+#ifdef VKQC_INT_DOT
+        const uvec4 xv = x_words(m, 4u * c);
+        acc[mi * NR + r] += SDOT(xv.x, wv.x) + SDOT(xv.y, wv.y) + SDOT(xv.z, wv.z) + SDOT(xv.w, wv.w);
+#else
+        acc[mi * NR + r] += dot(x_vec(m, 4u * c), unpack_i8x4(wv.x)) + dot(x_vec(m, 4u * c + 1u), unpack_i8x4(wv.y)) +
+                            dot(x_vec(m, 4u * c + 2u), unpack_i8x4(wv.z)) + dot(x_vec(m, 4u * c + 3u), unpack_i8x4(wv.w));
+#endif
       }
 #endif
     }
   }
 
-  for (uint mi = 0; mi < MB; ++mi) {
+  for (uint mi = 0u; mi < MB; ++mi) {
+    const uint m = mbase + mi;
+    // Reduce acc[mi][*] over the workgroup into outv[r] (final values after the epilogue).
 #ifdef VKQC_SUBGROUP
-    for (uint r = 0; r < NR; ++r) {
+    for (uint r = 0u; r < NR; ++r) {
       const ACC_T s = subgroupAdd(acc[mi * NR + r]);
       if (gl_SubgroupInvocationID == 0u) red[gl_SubgroupID * NR + r] = s;
     }
     barrier();
+    ACC_T total = ACC_T(0);
     if (t < NR) {
-      ACC_T s = ACC_T(0);
-      for (uint g = 0; g < T / SG; ++g) s += red[g * NR + t];
-      store(mbase + mi, n0 + t, s);
+      for (uint g = 0u; g < T / SG; ++g) total += red[g * NR + t];
     }
-    barrier();
 #else
-    for (uint r = 0; r < NR; ++r) red[r * T + t] = acc[mi * NR + r];
+    for (uint r = 0u; r < NR; ++r) red[r * T + t] = acc[mi * NR + r];
     barrier();
     for (uint s = T / 2u; s > 0u; s >>= 1) {
       if (t < s) {
-        for (uint r = 0; r < NR; ++r) red[r * T + t] += red[r * T + t + s];
+        for (uint r = 0u; r < NR; ++r) red[r * T + t] += red[r * T + t + s];
       }
       barrier();
     }
-    if (t < NR) store(mbase + mi, n0 + t, red[t * T]);
-    barrier();
+    const ACC_T total = t < NR ? red[t * T] : ACC_T(0);
 #endif
+    const uint n = n0 + t;
+    if (t < NR && m < M && n < N) {
+#if defined(VKQC_INT_DOT) && !defined(VKQC_W4)
+      const float v = float(total - zx[mi] * int(cw[WSUM_OFF + n])) * (act_scale(m) * weight_scale(n, 0u));
+#elif defined(VKQC_INT_DOT)
+      const float v = total * act_scale(m);
+#elif defined(VKQC_W4)
+      const float v = total;
+#else
+      const float v = total * weight_scale(n, 0u);
+#endif
+#ifdef VKQC_OUT_Q8
+      outv[t] = finish(n, v);
+#else
+      y[m * N + n] = finish(n, v);
+#endif
+    }
+#ifdef VKQC_OUT_Q8
+    barrier();
+    // NR is a multiple of 4 for int8 outputs: one thread packs each word.
+    if (t < NR / 4u && m < M && n0 + 4u * t < N) {
+      uint word = 0u;
+      for (uint j = 0u; j < 4u; ++j) {
+        if (n0 + 4u * t + j < N) word |= requantize(outv[4u * t + j]) << (8u * j);
+      }
+      yq[m * N4P + (n0 + 4u * t) / 4u] = word;
+    }
+#endif
+    barrier();
   }
 }

@@ -16,17 +16,12 @@ layout(push_constant) uniform Push {
   int zero_point;
 } pc;
 
-uint quantize_byte(uint m, uint k) {
-  if (k >= K) return 0u;
-  float v = clamp(roundEven(x[m * K + k] * pc.inv_scale) + float(pc.zero_point), -128.0, 127.0);
-  return uint(int(v)) & 0xFFu;
-}
+uint byte_at(uint m, uint k) { return k < K ? quantize_byte(x[m * K + k], pc.inv_scale, pc.zero_point) : 0u; }
 
 void main() {
   uint idx = gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x) + gl_GlobalInvocationID.x;
   if (idx >= M * K4P) return;
   uint m = idx / K4P;
   uint k = (idx % K4P) * 4u;
-  q[idx] = quantize_byte(m, k) | (quantize_byte(m, k + 1u) << 8) |
-           (quantize_byte(m, k + 2u) << 16) | (quantize_byte(m, k + 3u) << 24);
+  q[idx] = byte_at(m, k) | (byte_at(m, k + 1u) << 8) | (byte_at(m, k + 2u) << 16) | (byte_at(m, k + 3u) << 24);
 }

@@ -70,6 +70,7 @@ struct PlanLayer {
   uint64_t weight_bytes = 0;
   bool integer_path = false;
   uint64_t flops = 0;
+  int32_t op_index = -1;  // source graph op; -1 for layers the compiler added
 };
 
 struct PlanTensor {

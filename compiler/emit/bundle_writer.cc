@@ -136,7 +136,7 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
       layers.push_back(fbb::CreateLayer(b, b.CreateString(l.name), b.CreateString(l.op),
                                         b.CreateString(l.variant), l.first_command, l.command_count,
                                         b.CreateString(l.reason), b.CreateString(l.detail),
-                                        l.weight_bytes, l.integer_path, l.flops));
+                                        l.weight_bytes, l.integer_path, l.flops, l.op_index));
     std::vector<flatbuffers::Offset<fbb::PlannedTensor>> tensors;
     for (const auto& t : pr.arena_tensors)
       tensors.push_back(fbb::CreatePlannedTensor(b, b.CreateString(t.name), t.offset, t.size,

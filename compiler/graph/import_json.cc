@@ -1,6 +1,7 @@
 // JSON authoring format -> IR (docs/graph-json.md is the specification). Every key is checked
 // against a known set so typos fail loudly; constants are views into the safetensors bytes
-// except where an import conversion (u8 -> i8) needs new bytes.
+// except where an import conversion (u8 -> i8, one-value-per-byte int4 -> packed) needs new
+// bytes.
 #include "compiler/graph/import_json.h"
 
 #include <cstring>
@@ -132,8 +133,11 @@ class Importer {
   Status ParseTensor(const json& j, size_t index);
   Status ParseTensorQuant(const json& j, const std::string& where, ir::Quant& q);
   Status ConvertU8(ir::Tensor& t, const std::string& where) const;
+  Status ImportInt4(ir::Tensor& t, const SafetensorsTensor& w, const std::string& in,
+                    const std::string& where) const;
   Status ParseOp(const json& j, size_t index);
-  Status ParseLinear(const json& j, const std::string& where, ir::Op& op) const;
+  Status ParseLinear(const json& j, const std::string& where, ir::Op& op);
+  Status ParseNoAttrs(const json&, const std::string&, ir::Op&) { return {}; }
   Status ParseActivationQuant(const json& j, const std::string& where, ir::Quant& q) const;
 
   std::string path_;
@@ -149,7 +153,7 @@ struct OpSyntax {
   const char* type;
   ir::OpType op_type;
   std::vector<std::string> attr_keys;
-  Status (Importer::*parse)(const json&, const std::string&, ir::Op&) const;
+  Status (Importer::*parse)(const json&, const std::string&, ir::Op&);
 };
 
 Status Importer::CheckKeys(const json& obj, const std::string& where,
@@ -318,8 +322,6 @@ Result<std::vector<int32_t>> Importer::Ints(const json& v, const std::string& wh
 
 Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Quant& q) {
   if (!j.is_object()) return Fail(where, "\"quant\" must be an object");
-  VKQC_TRY(
-      CheckKeys(j, where + " quant", {"scheme", "scales", "zero_points", "axis", "group_size"}));
   VKQC_ASSIGN_OR_RETURN(std::string scheme, String(j, "scheme", where + " quant"));
   auto s = ParseScheme(scheme);
   if (!s) {
@@ -327,6 +329,31 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
                            " (known: none, q8csw, q4gsw, q4gaw, q8ta, dq8ca, q8to, float)");
   }
   q.scheme = *s;
+  // Per-tensor schemes may give their one scale and zero point as "scale" / "zero_point".
+  const bool per_tensor = q.scheme == ir::Scheme::Q8TA || q.scheme == ir::Scheme::Q8TO;
+  std::vector<std::string> keys = {"scheme", "scales", "zero_points", "axis", "group_size"};
+  if (per_tensor) keys.insert(keys.begin() + 1, {"scale", "zero_point"});
+  VKQC_TRY(CheckKeys(j, where + " quant", keys));
+  if (j.contains("scale") || j.contains("zero_point")) {
+    if (j.contains("scales") || j.contains("zero_points")) {
+      return Fail(where, "quant gives both scale/zero_point and scales/zero_points; use one form");
+    }
+    const json& sc = j.contains("scale") ? j["scale"] : json();
+    if (!sc.is_number()) return Fail(where, "quant " + scheme + " needs \"scale\": a number > 0");
+    q.scales = {sc.get<float>()};
+    q.zero_points = {0};
+    if (j.contains("zero_point")) {
+      const json& z = j["zero_point"];
+      if (!z.is_number_integer()) return Fail(where, "quant zero_point must be an integer");
+      const int64_t zp = z.is_number_unsigned()
+                             ? static_cast<int64_t>(std::min<uint64_t>(z.get<uint64_t>(), 1 << 20))
+                             : z.get<int64_t>();
+      if (zp < -128 || zp > 127) {
+        return Fail(where, "quant zero_point " + z.dump() + " is outside int8 [-128, 127]");
+      }
+      q.zero_points = {static_cast<int32_t>(zp)};
+    }
+  }
   if (j.contains("scales")) {
     VKQC_ASSIGN_OR_RETURN(q.scales, Floats(j["scales"], where + " quant scales"));
   }
@@ -378,6 +405,52 @@ Status Importer::ConvertU8(ir::Tensor& t, const std::string& where) const {
   return {};
 }
 
+// A declared i4/u4 constant from its safetensors entry `w` (described as `in`): either packed
+// (U8, two values per byte, low nibble first; shape [..., K/2] or any shape of that many bytes)
+// or one value per byte (U8, or I8 for i4, with exactly the declared shape), which is range
+// checked and packed. i4 bytes are read as two's-complement int8.
+Status Importer::ImportInt4(ir::Tensor& t, const SafetensorsTensor& w, const std::string& in,
+                            const std::string& where) const {
+  const bool is_signed = t.dtype == ir::DType::I4;
+  const int64_t n = t.NumElements();
+  const uint64_t want_bytes = (static_cast<uint64_t>(n) + 1) / 2;
+  if (w.shape == t.shape && w.data.size == static_cast<uint64_t>(n)) {
+    auto bytes = std::make_shared<std::vector<uint8_t>>(want_bytes, 0);
+    const uint8_t* p = w.data.data();
+    for (int64_t i = 0; i < n; ++i) {
+      const int v = is_signed ? static_cast<int8_t>(p[i]) : p[i];
+      if (v < (is_signed ? -8 : 0) || v > (is_signed ? 7 : 15)) {
+        std::string at;
+        for (size_t d = t.shape.size(), rest = static_cast<size_t>(i); d-- > 0;) {
+          at = std::to_string(rest % t.shape[d]) + (at.empty() ? "" : ", ") + at;
+          rest /= t.shape[d];
+        }
+        return Fail(where, in + " holds one value per byte, and element [" + at + "] is " +
+                               std::to_string(v) + ", outside the " + ir::DTypeName(t.dtype) +
+                               " range " +
+                               (is_signed ? "[-8, 7] (bytes are read as int8)" : "[0, 15]") +
+                               "; fix the export, or store packed nibbles");
+      }
+      (*bytes)[i / 2] |= static_cast<uint8_t>((v & 0x0F) << (4 * (i % 2)));
+    }
+    t.data = ir::ConstData{std::move(bytes), 0, want_bytes};
+    return {};
+  }
+  if (w.dtype == "U8" && w.data.size == want_bytes) {
+    t.data = w.data;
+    return {};
+  }
+  std::vector<int64_t> packed_shape = t.shape;
+  if (!packed_shape.empty()) packed_shape.back() = (packed_shape.back() + 1) / 2;
+  return Fail(where, "declared " + std::string(ir::DTypeName(t.dtype)) + " " +
+                         ShapeText(t.shape, g_.symbolic_dim) + " needs a U8 entry of shape " +
+                         ShapeText(packed_shape, g_.symbolic_dim) +
+                         " (two values per byte, low nibble first: " + std::to_string(want_bytes) +
+                         " bytes) or " + ShapeText(t.shape, g_.symbolic_dim) +
+                         " (one value per byte), but " + in + " is " + w.dtype + " " +
+                         ShapeText(w.shape, g_.symbolic_dim));
+}
+
 Status Importer::ParseTensor(const json& j, size_t index) {
   std::string where = Where("tensors", index, "");
   if (!j.is_object()) return Fail(where, "must be an object");
@@ -424,29 +497,27 @@ Status Importer::ParseTensor(const json& j, size_t index) {
     VKQC_ASSIGN_OR_RETURN(const SafetensorsTensor* w, Weight(src, where));
     const std::string in = Quote(src) + " in " + weights_path_;
     const char* storage = StorageDType(t.dtype);
-    if (w->dtype != storage) {
+    const bool packed = ir::DTypeBits(t.dtype) < 8;
+    if (w->dtype != storage && !(t.dtype == ir::DType::I4 && w->dtype == "I8")) {
       return Fail(where, std::string("is declared ") + ir::DTypeName(t.dtype) + " but " + in +
                              " is " + w->dtype +
                              "; declare the matching dtype or store the "
                              "weight as " +
                              storage);
     }
-    const bool packed = ir::DTypeBits(t.dtype) < 8;
     for (int64_t d : t.shape) {
       if (d == ir::kSymbolicDim) {
         return Fail(where, "a constant cannot have the symbolic dimension; give its size");
       }
     }
-    const uint64_t want_bytes =
-        (static_cast<uint64_t>(t.NumElements()) * ir::DTypeBits(t.dtype) + 7) / 8;
-    if (packed ? w->data.size != want_bytes : w->shape != t.shape) {
+    if (packed) {
+      VKQC_TRY(ImportInt4(t, *w, in, where));
+    } else if (w->shape != t.shape) {
       return Fail(where, "declared shape " + ShapeText(t.shape, g_.symbolic_dim) + " but " + in +
-                             " has shape " + ShapeText(w->shape, g_.symbolic_dim) +
-                             (packed ? " (4-bit data: two values per byte, " +
-                                           std::to_string(want_bytes) + " bytes expected)"
-                                     : std::string()));
+                             " has shape " + ShapeText(w->shape, g_.symbolic_dim));
+    } else {
+      t.data = w->data;
     }
-    t.data = w->data;
   }
 
   if (j.contains("quant")) {
@@ -504,7 +575,7 @@ Status Importer::ParseActivationQuant(const json& j, const std::string& where, i
   return {};
 }
 
-Status Importer::ParseLinear(const json& j, const std::string& where, ir::Op& op) const {
+Status Importer::ParseLinear(const json& j, const std::string& where, ir::Op& op) {
   if (j.contains("input_quant")) {
     VKQC_TRY(ParseActivationQuant(j["input_quant"], where + " input_quant", op.linear.input_quant));
   }
@@ -516,6 +587,17 @@ Status Importer::ParseLinear(const json& j, const std::string& where, ir::Op& op
     if (!j["fused_relu"].is_boolean()) return Fail(where, "fused_relu must be true or false");
     op.linear.fused_relu = j["fused_relu"].get<bool>();
   }
+  // q8to: the output tensor is int8 and carries the same quant (unless it declares its own,
+  // which the verifier then compares).
+  if (op.linear.output_quant.scheme == ir::Scheme::Q8TO && op.outputs.size() == 1) {
+    ir::Tensor& y = g_.tensors[op.outputs[0]];
+    if (y.dtype != ir::DType::I8) {
+      return Fail(where, "output_quant q8to writes int8, so the output tensor " + Quote(y.name) +
+                             " must be declared \"dtype\": \"i8\" (it is " +
+                             ir::DTypeName(y.dtype) + ")");
+    }
+    if (!y.quant) y.quant = op.linear.output_quant;
+  }
   return {};
 }
 
@@ -525,6 +607,8 @@ const std::vector<OpSyntax>& OpSyntaxes() {
        ir::OpType::Linear,
        {"input_quant", "output_quant", "fused_relu"},
        &Importer::ParseLinear},
+      {"mul", ir::OpType::Mul, {}, &Importer::ParseNoAttrs},
+      {"silu", ir::OpType::Silu, {}, &Importer::ParseNoAttrs},
   };
   return kOps;
 }

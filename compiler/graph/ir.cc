@@ -68,6 +68,10 @@ const char* OpTypeName(OpType t) {
   switch (t) {
     case OpType::Linear:
       return "linear";
+    case OpType::Mul:
+      return "mul";
+    case OpType::Silu:
+      return "silu";
   }
   return "unknown-op";
 }

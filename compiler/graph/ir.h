@@ -50,13 +50,27 @@ struct Tensor {
   int64_t NumElements(int64_t tokens = 1) const;
 };
 
-enum class OpType : uint16_t { Linear = 0 };
-const char* OpTypeName(OpType t);
+// Same numbering as schema/graph.fbs OpType.
+//   Linear: inputs [x, weight, bias?], outputs [y]; attrs in Op::linear.
+//   Mul:    inputs [a, b], outputs [y]; f32, identical shapes; y = a * b. No attrs.
+//   Silu:   inputs [a], outputs [y]; f32, same shape; y = a / (1 + exp(-a)). No attrs.
+enum class OpType : uint16_t { Linear = 0, Mul = 1, Silu = 2 };
+const char* OpTypeName(OpType t);  // "linear", "mul", "silu"
 
+// Weights: W [N, K] (row = output channel), schemes (DESIGN 4):
+//   q8csw: i8, N scales, zero points empty or all 0;
+//   q4gsw: i4, group_size G (multiple of 8 dividing K), N*(K/G) scales row-major [n][g],
+//          zero points empty;
+//   q4gaw: u4, as q4gsw plus N*(K/G) zero points in [0, 15].
+// x: f32, or i8 carrying its own per-tensor Q8TA quant (then input_quant is None).
 struct LinearAttrs {
-  Quant input_quant;      // scheme Float/None = weight-only; Q8TA = static per tensor
+  // None/Float = weight-only; Q8TA = static per tensor (one scale, one zero point);
+  // DQ8CA = dynamic per token (no scales or zero points: the GPU computes them).
+  Quant input_quant;
   bool fused_relu = false;
-  Quant output_quant;     // scheme None = float output
+  // None = f32 output; Q8TO = i8 output (one scale, one zero point), and the output tensor
+  // carries the same Q8TO quant.
+  Quant output_quant;
 };
 
 struct Op {
@@ -64,7 +78,7 @@ struct Op {
   OpType type = OpType::Linear;
   std::vector<int> inputs;   // tensor indices
   std::vector<int> outputs;
-  LinearAttrs linear;        // valid when type == Linear
+  LinearAttrs linear;  // valid when type == Linear; default for every other type
 };
 
 struct Graph {

@@ -146,34 +146,208 @@ struct OpCtx {
   }
 };
 
+std::string Num(int64_t v) { return std::to_string(v); }
+
+// A per-tensor int8 parameter pair (q8ta / q8to): one finite scale > 0, one zero point in int8.
+// `what` names it in messages, e.g. "input_quant q8ta".
+Status CheckPerTensor(const OpCtx& c, const std::string& what, const ir::Quant& q) {
+  if (q.scales.size() != 1 || q.zero_points.size() != 1) {
+    return c.Fail(what + " needs exactly one scale and one zero point, got " +
+                  std::to_string(q.scales.size()) + " scales and " +
+                  std::to_string(q.zero_points.size()) + " zero points");
+  }
+  if (!std::isfinite(q.scales[0]) || q.scales[0] <= 0.0f) {
+    return c.Fail(what + " scale is " + std::to_string(q.scales[0]) +
+                  "; it must be finite and > 0");
+  }
+  if (q.zero_points[0] < -128 || q.zero_points[0] > 127) {
+    return c.Fail(what + " zero point " + std::to_string(q.zero_points[0]) +
+                  " is outside int8 [-128, 127] (uint8 parameters are converted at import)");
+  }
+  return {};
+}
+
+// input_quant of a linear whose x is f32.
 Status CheckActivationQuant(const OpCtx& c, const ir::Quant& q) {
   switch (q.scheme) {
     case Scheme::None:
     case Scheme::Float:
       return {};
     case Scheme::Q8TA:
-      if (q.scales.size() != 1 || q.zero_points.size() != 1) {
-        return c.Fail("input_quant q8ta needs exactly one scale and one zero point, got " +
-                      std::to_string(q.scales.size()) + " scales and " +
-                      std::to_string(q.zero_points.size()) + " zero points");
-      }
-      if (!std::isfinite(q.scales[0]) || q.scales[0] <= 0.0f) {
-        return c.Fail("input_quant q8ta scale is " + std::to_string(q.scales[0]) +
-                      "; it must be finite and > 0");
-      }
-      if (q.zero_points[0] < -128 || q.zero_points[0] > 127) {
-        return c.Fail("input_quant q8ta zero point " + std::to_string(q.zero_points[0]) +
-                      " is outside int8 [-128, 127] (uint8 parameters are converted at import)");
+      return CheckPerTensor(c, "input_quant q8ta", q);
+    case Scheme::DQ8CA:
+      if (!q.scales.empty() || !q.zero_points.empty()) {
+        return c.Fail("input_quant dq8ca has " + std::to_string(q.scales.size()) + " scales and " +
+                      std::to_string(q.zero_points.size()) +
+                      " zero points, but dynamic per-token quantization takes none (the GPU "
+                      "computes them per row); remove them, or use q8ta for fixed parameters");
       }
       return {};
-    case Scheme::DQ8CA:
-      return c.Fail(
-          "input_quant dq8ca (dynamic per-token) is unsupported in this version; use "
-          "q8ta with a calibrated scale, or float (weight-only)");
     default:
       return c.Fail(std::string("input_quant scheme ") + ir::SchemeName(q.scheme) +
                     " is not an activation scheme; use float, q8ta or dq8ca");
   }
+}
+
+// x of a linear: f32 with any input_quant, or i8 carrying its own per-tensor q8ta quant.
+Status CheckLinearInput(const OpCtx& c, const Tensor& x) {
+  const ir::Quant& iq = c.op.linear.input_quant;
+  const std::string xn = "input " + Quote(x.name);
+  if (x.dtype == DType::F32) return CheckActivationQuant(c, iq);
+  if (x.dtype != DType::I8) {
+    return c.Fail(xn + " is " + ir::DTypeName(x.dtype) +
+                  "; it must be f32, or i8 with a per-tensor q8ta quant");
+  }
+  const Scheme xs = x.quant ? x.quant->scheme : Scheme::None;
+  if (xs == Scheme::DQ8CA) {
+    return c.Fail(xn +
+                  " is i8 with per-token quant dq8ca, which is unsupported in this version; give "
+                  "the f32 activations with input_quant dq8ca, or an i8 tensor with per-tensor "
+                  "q8ta quant");
+  }
+  // A q8to output (per tensor) feeds the next linear as its int8 input.
+  if (xs != Scheme::Q8TA && xs != Scheme::Q8TO) {
+    return c.Fail(xn + " is i8 " +
+                  (xs == Scheme::None ? std::string("without quantization")
+                                      : std::string("with quant ") + ir::SchemeName(xs)) +
+                  "; an i8 input needs a per-tensor q8ta quant (one scale, one zero point) on "
+                  "the tensor, or make it f32");
+  }
+  VKQC_TRY(CheckPerTensor(c, xn + " quant " + ir::SchemeName(xs), *x.quant));
+  if (iq.scheme != Scheme::None || !iq.scales.empty() || !iq.zero_points.empty()) {
+    return c.Fail(xn + " is already int8 (its own q8ta quant is used), so input_quant must be " +
+                  "absent, but it is " + ir::SchemeName(iq.scheme) + "; remove input_quant");
+  }
+  return {};
+}
+
+// The largest of 128, 64, 32, 16, 8 that divides k (0 if none).
+int64_t SuggestedGroup(int64_t k) {
+  for (int64_t gs : {128, 64, 32, 16, 8}) {
+    if (k % gs == 0) return gs;
+  }
+  return 0;
+}
+
+// Weight [N, K] of a linear under its scheme (q8csw, q4gsw, q4gaw); shape already checked.
+Status CheckLinearWeight(const OpCtx& c, const Tensor& w, int64_t n, int64_t k) {
+  const ir::Quant& wq = *w.quant;
+  const std::string wn = "weight " + Quote(w.name);
+  const char* sn = ir::SchemeName(wq.scheme);
+  const bool grouped = wq.scheme == Scheme::Q4GSW || wq.scheme == Scheme::Q4GAW;
+  if (wq.axis != 0) {
+    return c.Fail(wn + " has quantization axis " + std::to_string(wq.axis) + "; " + sn +
+                  " scales run along axis 0 (output channels)" +
+                  (grouped ? ", then groups along K; set axis 0" : ""));
+  }
+  int64_t groups = 1;
+  if (grouped) {
+    const int64_t gs = wq.group_size;
+    if (gs <= 0 || gs % 8 != 0 || k % gs != 0) {
+      const int64_t hint = SuggestedGroup(k);
+      return c.Fail(wn + ": group_size " + Num(gs) +
+                    " must be a multiple of 8 that divides K=" + Num(k) +
+                    (hint ? "; re-quantize with such a group size (e.g. " + Num(hint) + ")"
+                          : "; K is not a multiple of 8, so this layer cannot take int4 "
+                            "weights (use q8csw)"));
+    }
+    groups = k / gs;
+  }
+  const int64_t want = n * groups;
+  if (static_cast<int64_t>(wq.scales.size()) != want) {
+    if (!grouped) {
+      return c.Fail(wn + " has " + std::to_string(wq.scales.size()) + " scales but " + Num(n) +
+                    " output channels; q8csw needs one scale per output channel");
+    }
+    return c.Fail(wn + " has " + std::to_string(wq.scales.size()) + " scales but " + sn + " with " +
+                  Num(n) + " output channels and " + Num(groups) + " groups of " +
+                  Num(wq.group_size) + " along K=" + Num(k) + " needs " + Num(want) +
+                  " (one per [n][g], row-major)");
+  }
+  for (size_t i = 0; i < wq.scales.size(); ++i) {
+    if (!std::isfinite(wq.scales[i]) || wq.scales[i] <= 0.0f) {
+      return c.Fail(wn + " scale[" + std::to_string(i) + "] is " + std::to_string(wq.scales[i]) +
+                    "; scales must be finite and > 0");
+    }
+  }
+  switch (wq.scheme) {
+    case Scheme::Q8CSW:
+      for (size_t i = 0; i < wq.zero_points.size(); ++i) {
+        if (wq.zero_points[i] != 0) {
+          return c.Fail(wn + " zero point of channel " + std::to_string(i) + " is " +
+                        std::to_string(wq.zero_points[i]) +
+                        "; q8csw is symmetric, so zero points must be 0 (or absent)");
+        }
+      }
+      return {};
+    case Scheme::Q4GSW:
+      if (!wq.zero_points.empty()) {
+        return c.Fail(wn + " has " + std::to_string(wq.zero_points.size()) +
+                      " zero points, but q4gsw is symmetric and takes none; remove them, or "
+                      "quantize as q4gaw (u4 with zero points)");
+      }
+      return {};
+    default:  // Q4GAW
+      if (static_cast<int64_t>(wq.zero_points.size()) != want) {
+        return c.Fail(wn + " has " + std::to_string(wq.zero_points.size()) +
+                      " zero points but q4gaw needs " + Num(want) + " (one per scale, [n][g])");
+      }
+      for (size_t i = 0; i < wq.zero_points.size(); ++i) {
+        const int32_t zp = wq.zero_points[i];
+        if (zp < 0 || zp > 15) {
+          return c.Fail(wn + " zero point [" + Num(static_cast<int64_t>(i) / groups) + "][" +
+                        Num(static_cast<int64_t>(i) % groups) + "] is " + std::to_string(zp) +
+                        "; q4gaw zero points must be in [0, 15]");
+        }
+      }
+      return {};
+  }
+}
+
+// Output y of a linear: f32 [M, N], or with output_quant q8to an i8 [M, N] carrying the same
+// q8to quant.
+Status CheckLinearOutput(const OpCtx& c, const Tensor& y, int64_t m, int64_t n) {
+  const Graph& g = c.g;
+  const ir::Quant& oq = c.op.linear.output_quant;
+  const std::string want_shape = "[" + DimName(g, m) + ", " + std::to_string(n) + "]";
+  const bool shape_ok = y.shape.size() == 2 && y.shape[0] == m && y.shape[1] == n;
+  const std::string yn = "output " + Quote(y.name);
+  if (oq.scheme == Scheme::None) {
+    if (y.dtype != DType::F32 || !shape_ok) {
+      return c.Fail(yn + " is " + ir::DTypeName(y.dtype) + " " + Dims(g, y.shape) +
+                    "; it must be f32 " + want_shape +
+                    (y.dtype == DType::I8 ? " (or set output_quant q8to for an i8 output)" : ""));
+    }
+    return {};
+  }
+  if (oq.scheme != Scheme::Q8TO) {
+    return c.Fail(std::string("output_quant scheme ") + ir::SchemeName(oq.scheme) +
+                  " is not an output scheme; use q8to (i8 output) or none (f32 output)");
+  }
+  VKQC_TRY(CheckPerTensor(c, "output_quant q8to", oq));
+  if (y.dtype != DType::I8 || !shape_ok) {
+    return c.Fail(yn + " is " + ir::DTypeName(y.dtype) + " " + Dims(g, y.shape) +
+                  "; with output_quant q8to it must be i8 " + want_shape);
+  }
+  const std::string op_q =
+      "scale " + std::to_string(oq.scales[0]) + ", zero point " + std::to_string(oq.zero_points[0]);
+  std::string has;
+  if (!y.quant || y.quant->scheme == Scheme::None) {
+    has = "none";
+  } else if (y.quant->scheme != Scheme::Q8TO) {
+    has = std::string("scheme ") + ir::SchemeName(y.quant->scheme);
+  } else if (y.quant->scales != oq.scales || y.quant->zero_points != oq.zero_points) {
+    has = y.quant->scales.size() == 1 && y.quant->zero_points.size() == 1
+              ? "scale " + std::to_string(y.quant->scales[0]) + ", zero point " +
+                    std::to_string(y.quant->zero_points[0])
+              : std::to_string(y.quant->scales.size()) + " scales and " +
+                    std::to_string(y.quant->zero_points.size()) + " zero points";
+  }
+  if (!has.empty()) {
+    return c.Fail(yn + " must carry the same q8to quant as the op's output_quant (" + op_q +
+                  "), but it has " + has + "; set the tensor's quant to match");
+  }
+  return {};
 }
 
 Status CheckLinear(const OpCtx& c) {
@@ -187,23 +361,36 @@ Status CheckLinear(const OpCtx& c) {
   }
   if (!w.quant || w.quant->scheme == Scheme::None || w.quant->scheme == Scheme::Float) {
     return c.Fail("weight " + Quote(w.name) +
-                  " is not quantized; linear needs q8csw weights (int8 per output channel)");
+                  " is not quantized; linear needs q8csw, q4gsw or q4gaw weights");
   }
-  const ir::Quant& wq = *w.quant;
-  if (wq.scheme == Scheme::Q4GSW || wq.scheme == Scheme::Q4GAW) {
-    return c.Fail(std::string("weight ") + Quote(w.name) + " scheme " + ir::SchemeName(wq.scheme) +
-                  " is unsupported in this version; quantize the weight as q8csw");
+  const Scheme ws = w.quant->scheme;
+  DType want_dtype;
+  const char* dtype_hint;
+  switch (ws) {
+    case Scheme::Q8CSW:
+      want_dtype = DType::I8;
+      dtype_hint = " (u8 weights are converted by the importer)";
+      break;
+    case Scheme::Q4GSW:
+      want_dtype = DType::I4;
+      dtype_hint = " (two's-complement nibbles in [-8, 7], two per byte, low nibble first)";
+      break;
+    case Scheme::Q4GAW:
+      want_dtype = DType::U4;
+      dtype_hint = " (nibbles in [0, 15], two per byte, low nibble first)";
+      break;
+    default:
+      return c.Fail(std::string("weight ") + Quote(w.name) + " has scheme " + ir::SchemeName(ws) +
+                    ", which is not a weight scheme; use q8csw, q4gsw or q4gaw");
   }
-  if (wq.scheme != Scheme::Q8CSW) {
-    return c.Fail(std::string("weight ") + Quote(w.name) + " has scheme " +
-                  ir::SchemeName(wq.scheme) + ", which is not a weight scheme; use q8csw");
+  if (w.dtype != want_dtype) {
+    return c.Fail("weight " + Quote(w.name) + " is " + ir::DTypeName(w.dtype) + "; " +
+                  ir::SchemeName(ws) + " weights must be " + ir::DTypeName(want_dtype) +
+                  dtype_hint);
   }
-  if (w.dtype != DType::I8) {
-    return c.Fail("weight " + Quote(w.name) + " is " + ir::DTypeName(w.dtype) +
-                  "; q8csw weights must be i8 (u8 weights are converted by the importer)");
-  }
-  if (x.dtype != DType::F32) {
-    return c.Fail("input " + Quote(x.name) + " is " + ir::DTypeName(x.dtype) + "; it must be f32");
+  if (x.dtype != DType::F32 && x.dtype != DType::I8) {
+    return c.Fail("input " + Quote(x.name) + " is " + ir::DTypeName(x.dtype) +
+                  "; it must be f32, or i8 with a per-tensor q8ta quant");
   }
   if (x.shape.size() != 2) {
     return c.Fail("input " + Quote(x.name) + " has shape " + Dims(g, x.shape) +
@@ -217,28 +404,7 @@ Status CheckLinear(const OpCtx& c) {
                   std::to_string(k) + "] (row = output channel)");
   }
   const int64_t n = w.shape[0];
-  if (static_cast<int64_t>(wq.scales.size()) != n) {
-    return c.Fail("weight " + Quote(w.name) + " has " + std::to_string(wq.scales.size()) +
-                  " scales but " + std::to_string(n) +
-                  " output channels; q8csw needs one scale per output channel");
-  }
-  if (wq.axis != 0) {
-    return c.Fail("weight " + Quote(w.name) + " has quantization axis " + std::to_string(wq.axis) +
-                  "; q8csw scales run along axis 0 (output channels)");
-  }
-  for (size_t i = 0; i < wq.scales.size(); ++i) {
-    if (!std::isfinite(wq.scales[i]) || wq.scales[i] <= 0.0f) {
-      return c.Fail("weight " + Quote(w.name) + " scale[" + std::to_string(i) + "] is " +
-                    std::to_string(wq.scales[i]) + "; scales must be finite and > 0");
-    }
-  }
-  for (size_t i = 0; i < wq.zero_points.size(); ++i) {
-    if (wq.zero_points[i] != 0) {
-      return c.Fail("weight " + Quote(w.name) + " zero point of channel " + std::to_string(i) +
-                    " is " + std::to_string(wq.zero_points[i]) +
-                    "; q8csw is symmetric, so zero points must be 0 (or absent)");
-    }
-  }
+  VKQC_TRY(CheckLinearWeight(c, w, n, k));
   if (c.op.inputs.size() == 3) {
     const Tensor& b = c.In(2);
     if (!b.is_constant() || b.dtype != DType::F32 || b.shape != std::vector<int64_t>{n}) {
@@ -247,15 +413,55 @@ Status CheckLinear(const OpCtx& c) {
                     ir::DTypeName(b.dtype) + " " + Dims(g, b.shape));
     }
   }
-  if (y.dtype != DType::F32 || y.shape.size() != 2 || y.shape[0] != m || y.shape[1] != n) {
-    return c.Fail("output " + Quote(y.name) + " is " + ir::DTypeName(y.dtype) + " " +
-                  Dims(g, y.shape) + "; it must be f32 [" + DimName(g, m) + ", " +
-                  std::to_string(n) + "]");
+  VKQC_TRY(CheckLinearOutput(c, y, m, n));
+  return CheckLinearInput(c, x);
+}
+
+// Ops without attributes must not carry linear ones (they would be lost on write).
+Status CheckNoLinearAttrs(const OpCtx& c) {
+  const ir::LinearAttrs& a = c.op.linear;
+  auto is_default = [](const ir::Quant& q) {
+    return q.scheme == Scheme::None && q.scales.empty() && q.zero_points.empty() && q.axis == 0 &&
+           q.group_size == 0;
+  };
+  if (a.fused_relu || !is_default(a.input_quant) || !is_default(a.output_quant)) {
+    return c.Fail(std::string("carries linear attributes (input_quant, output_quant or "
+                              "fused_relu); a ") +
+                  ir::OpTypeName(c.op.type) + " op takes none");
   }
-  VKQC_TRY(CheckActivationQuant(c, c.op.linear.input_quant));
-  if (c.op.linear.output_quant.scheme != Scheme::None) {
-    return c.Fail(std::string("output_quant ") + ir::SchemeName(c.op.linear.output_quant.scheme) +
-                  " is unsupported in this version; use a float output (no output_quant)");
+  return {};
+}
+
+// Elementwise f32 ops (mul, silu): every input and the output f32 with the shape of input 0
+// (the leading dimension may be symbolic and must match); constant inputs are refused.
+Status CheckElementwise(const OpCtx& c) {
+  VKQC_TRY(CheckNoLinearAttrs(c));
+  const Graph& g = c.g;
+  const char* type = ir::OpTypeName(c.op.type);
+  const Tensor& a = c.In(0);
+  for (size_t i = 0; i < c.op.inputs.size(); ++i) {
+    const Tensor& t = c.In(i);
+    if (t.is_constant()) {
+      return c.Fail("input " + Quote(t.name) + " is a constant; " + type +
+                    " takes no constant inputs in this version (compute the operand in the "
+                    "graph instead)");
+    }
+    if (t.dtype != DType::F32) {
+      return c.Fail("input " + Quote(t.name) + " is " + ir::DTypeName(t.dtype) + "; " + type +
+                    " takes f32 inputs (dequantize first, or give the producing linear an f32 "
+                    "output)");
+    }
+    if (i > 0 && t.shape != a.shape) {
+      return c.Fail("inputs " + Quote(a.name) + " " + Dims(g, a.shape) + " and " + Quote(t.name) +
+                    " " + Dims(g, t.shape) + " differ in shape; " + type +
+                    " needs identical shapes (no broadcasting)");
+    }
+  }
+  const Tensor& y = c.Out(0);
+  if (y.dtype != DType::F32 || y.shape != a.shape) {
+    return c.Fail("output " + Quote(y.name) + " is " + ir::DTypeName(y.dtype) + " " +
+                  Dims(g, y.shape) + "; it must be f32 " + Dims(g, a.shape) + " like its input " +
+                  Quote(a.name));
   }
   return {};
 }
@@ -272,6 +478,8 @@ struct OpRule {
 constexpr OpRule kOpRules[] = {
     {ir::OpType::Linear, 2, 3, 1, "inputs [x, weight] or [x, weight, bias] and one output",
      CheckLinear},
+    {ir::OpType::Mul, 2, 2, 1, "inputs [a, b] and one output", CheckElementwise},
+    {ir::OpType::Silu, 1, 1, 1, "input [a] and one output", CheckElementwise},
 };
 
 const OpRule* FindRule(ir::OpType t) {

@@ -150,17 +150,27 @@ Status Reader::ReadIndices(const flatbuffers::Vector<int32_t>* v, const std::str
 Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
   if (op.name()) out.name = op.name()->str();
   const std::string who = "op " + std::to_string(index) + " " + Quote(out.name);
-  if (op.type() != fbg::OpType::Linear) {
-    return Fail(who + ": unknown op type " + std::to_string(static_cast<int>(op.type())) +
-                " (this vkqc knows: linear); the file may come from a newer vkqc");
+  switch (op.type()) {
+    case fbg::OpType::Linear:
+    case fbg::OpType::Mul:
+    case fbg::OpType::Silu:
+      break;
+    default:
+      return Fail(who + ": unknown op type " + std::to_string(static_cast<int>(op.type())) +
+                  " (this vkqc knows: linear, mul, silu); the file may come from a newer vkqc");
   }
-  out.type = ir::OpType::Linear;
+  out.type = static_cast<ir::OpType>(op.type());
   VKQC_TRY(ReadIndices(op.inputs(), who + ": input", out.inputs));
   VKQC_TRY(ReadIndices(op.outputs(), who + ": output", out.outputs));
   switch (op.attrs_type()) {
     case fbg::OpAttrs::NONE:
       return {};
     case fbg::OpAttrs::LinearAttrs: {
+      if (out.type != ir::OpType::Linear) {
+        return Fail(who + ": a " + ir::OpTypeName(out.type) +
+                    " op carries LinearAttrs; it takes no attributes (the file is corrupt or "
+                    "was written by a broken tool)");
+      }
       const fbg::LinearAttrs* a = op.attrs_as_LinearAttrs();
       if (!a) return {};
       VKQC_TRY(ReadQuant(a->input_quant(), who + ": input_quant", out.linear.input_quant));
@@ -170,7 +180,8 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
     }
   }
   return Fail(who + ": attributes of unknown type " +
-              std::to_string(static_cast<int>(op.attrs_type())) + " for a linear op");
+              std::to_string(static_cast<int>(op.attrs_type())) + " for a " +
+              ir::OpTypeName(out.type) + " op; the file may come from a newer vkqc");
 }
 
 Result<ir::Graph> Reader::Read() {
@@ -296,6 +307,16 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
     auto name = fbb.CreateString(op.name);
     auto inputs = fbb.CreateVector(std::vector<int32_t>(op.inputs.begin(), op.inputs.end()));
     auto outputs = fbb.CreateVector(std::vector<int32_t>(op.outputs.begin(), op.outputs.end()));
+    if (op.type != ir::OpType::Linear) {  // mul, silu: no attributes
+      if (op.linear.fused_relu || !IsDefault(op.linear.input_quant) ||
+          !IsDefault(op.linear.output_quant)) {
+        return InternalError("SerializeGraph: op " + Quote(op.name) + " (" +
+                             ir::OpTypeName(op.type) +
+                             ") carries linear attributes, which a .vkqg cannot hold for it");
+      }
+      ops.push_back(fbg::CreateOp(fbb, name, static_cast<fbg::OpType>(op.type), inputs, outputs));
+      continue;
+    }
     const ir::LinearAttrs& la = op.linear;
     auto in_q = IsDefault(la.input_quant) ? 0 : WriteQuant(fbb, la.input_quant);
     auto out_q = IsDefault(la.output_quant) ? 0 : WriteQuant(fbb, la.output_quant);

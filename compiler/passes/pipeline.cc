@@ -1,11 +1,13 @@
 #include "compiler/passes/pipeline.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <sstream>
 
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/graph/verify.h"
+#include "compiler/kernels/elementwise/elementwise.h"
 #include "compiler/plan/planner.h"
 #include "compiler/shaderlib/shaderlib.h"
 
@@ -17,16 +19,32 @@ using linear::Algo;
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-// Where one layer's constants live in the weight segment.
+// Where one layer's constants live in the weight segment, and their word offsets.
 struct LayerConstants {
-  uint64_t weights_offset = 0, weights_size = 0;
-  uint64_t params_offset = 0, params_size = 0;
+  uint64_t offset = 0, size = 0;
+  linear::PackedLinear layout;  // region emptied after copying; offsets kept
 };
 
-struct Location {
-  SliceKind kind;
+// A buffer a dispatch binds, before arena placement: an input/output buffer or an arena range.
+struct VBuf {
+  SliceKind kind = SliceKind::Arena;
   uint32_t index = 0;
-  uint64_t offset = 0, size = 0;
+  uint64_t size = 0;
+  std::string name;
+  uint32_t first = UINT32_MAX, last = 0;  // dispatch steps touching it
+  uint64_t offset = 0;
+};
+
+struct Bind {
+  int vb = -1;                      // -1: a weight-segment slice
+  uint64_t w_offset = 0, w_size = 0;
+  bool written = false;
+};
+
+struct DSpec {
+  linear::DispatchParams params;
+  std::vector<Bind> binds;
+  uint32_t layer = 0;
 };
 
 class Compiler {
@@ -73,27 +91,28 @@ class Compiler {
     consts_.resize(g_.ops.size());
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       const ir::Op& op = g_.ops[i];
-      if (op.type != ir::OpType::Linear) return UserError(OpLabel(i) + ": unsupported op type");
+      if (op.type != ir::OpType::Linear) continue;
       const ir::Tensor& w = g_.tensors[op.inputs[1]];
       const int64_t n = w.shape[0], k = w.shape[1];
       const float* bias = nullptr;
       if (op.inputs.size() > 2)
         bias = reinterpret_cast<const float*>(g_.tensors[op.inputs[2]].data->data());
-      auto packed = linear::PackQ8csw(reinterpret_cast<const int8_t*>(w.data->data()), n, k,
-                                      w.quant->scales.data(), bias);
-      if (packed.weights.size() > p_.max_storage_buffer_range)
-        return UserError(OpLabel(i) + ": packed weights (" + std::to_string(packed.weights.size()) +
+      const ir::Quant& q = *w.quant;
+      linear::PackedLinear packed =
+          linear::PackLinear(q.scheme, w.data->data(), n, k, q.group_size, q.scales.data(),
+                             q.zero_points.empty() ? nullptr : q.zero_points.data(), bias);
+      if (packed.region.size() > p_.max_storage_buffer_range)
+        return UserError(OpLabel(i) + ": packed weights (" + std::to_string(packed.region.size()) +
                          " bytes) exceed maxStorageBufferRange " +
                          std::to_string(p_.max_storage_buffer_range) + " of target '" + p_.name + "'");
       LayerConstants& c = consts_[i];
-      c.weights_offset = AlignUp(plan_.weights.size(), align_);
-      c.weights_size = packed.weights.size();
-      plan_.weights.resize(c.weights_offset);
-      plan_.weights.insert(plan_.weights.end(), packed.weights.begin(), packed.weights.end());
-      c.params_offset = AlignUp(plan_.weights.size(), align_);
-      c.params_size = packed.channel_params.size();
-      plan_.weights.resize(c.params_offset);
-      plan_.weights.insert(plan_.weights.end(), packed.channel_params.begin(), packed.channel_params.end());
+      c.offset = AlignUp(plan_.weights.size(), align_);
+      c.size = packed.region.size();
+      plan_.weights.resize(c.offset);
+      plan_.weights.insert(plan_.weights.end(), packed.region.begin(), packed.region.end());
+      packed.region.clear();
+      packed.region.shrink_to_fit();
+      c.layout = std::move(packed);
     }
     plan_.weights.resize(AlignUp(plan_.weights.size(), 64));
     return {};
@@ -106,9 +125,15 @@ class Compiler {
     s.m = Dim(x.shape[0], tokens);
     s.k = x.shape[1];
     s.n = w.shape[0];
-    s.act = op.linear.input_quant.scheme == ir::Scheme::Q8TA ? ir::Scheme::Q8TA : ir::Scheme::Float;
+    s.x_int8 = x.dtype == ir::DType::I8;
+    const ir::Scheme a = op.linear.input_quant.scheme;
+    s.act = (a == ir::Scheme::Q8TA || a == ir::Scheme::DQ8CA) ? a : ir::Scheme::Float;
+    if (s.x_int8) s.act = ir::Scheme::Q8TA;  // per-tensor parameters on the tensor
+    s.weights = w.quant->scheme;
+    s.group_size = w.quant->group_size;
     s.has_bias = op.inputs.size() > 2;
     s.relu = op.linear.fused_relu;
+    s.out_q8 = op.linear.output_quant.scheme == ir::Scheme::Q8TO;
     return s;
   }
 
@@ -153,157 +178,239 @@ class Compiler {
     return idx;
   }
 
+  // Bytes of a tensor on the device: f32 as is; int8 as packed rows of PackedK4(last dim) words.
+  uint64_t DeviceBytes(int t, int64_t tokens) const {
+    const ir::Tensor& ten = g_.tensors[t];
+    if (ten.dtype == ir::DType::I8) {
+      const int64_t last = ten.shape.back();
+      const int64_t rows = ten.NumElements(tokens) / last;
+      return uint64_t(rows) * linear::PackedK4(last) * 4;
+    }
+    return uint64_t(ten.NumElements(tokens)) * 4;
+  }
+
+  PlanIo MakeIo(int t, int64_t tokens) const {
+    const ir::Tensor& ten = g_.tensors[t];
+    PlanIo io;
+    io.name = ten.name;
+    for (int64_t d : ten.shape) io.shape.push_back(Dim(d, tokens));
+    io.dtype = uint8_t(ten.dtype);
+    io.size = uint64_t(ten.NumElements(tokens)) * (ten.dtype == ir::DType::I8 ? 1 : 4);
+    if (ten.quant) {
+      io.scheme = uint8_t(ten.quant->scheme);
+      io.scales = ten.quant->scales;
+      io.zero_points = ten.quant->zero_points;
+    }
+    return io;
+  }
+
   Status BuildProgram(int64_t tokens) {
     PlanProgram prog;
     prog.tokens = uint32_t(tokens);
     prog.name = tokens ? "tokens=" + std::to_string(tokens) : "main";
+    std::vector<VBuf> vbs;
+    auto add_vb = [&](SliceKind kind, uint32_t index, uint64_t size, std::string name) {
+      vbs.push_back({kind, index, std::max<uint64_t>(size, 4), std::move(name)});
+      return int(vbs.size() - 1);
+    };
+    std::map<int, int> tensor_vb;  // the buffer kernels read/write for tensor t
+    std::vector<DSpec> specs;
+    auto layer = [&](std::string name, std::string op, int32_t op_index) {
+      PlanLayer l;
+      l.name = std::move(name);
+      l.op = std::move(op);
+      l.op_index = op_index;
+      prog.layers.push_back(std::move(l));
+      return uint32_t(prog.layers.size() - 1);
+    };
+    auto dispatch = [&](const linear::DispatchParams& d, std::vector<Bind> binds, uint32_t l) {
+      specs.push_back({d, std::move(binds), l});
+    };
 
-    // Kernel choice and dispatch steps per op.
-    struct OpPlan {
-      linear::LinearShape shape;
-      linear::LinearChoice choice;
-      uint32_t first_step = 0, steps = 1;
-    };
-    std::vector<OpPlan> ops(g_.ops.size());
-    uint32_t step = 0;
-    for (size_t i = 0; i < g_.ops.size(); ++i) {
-      ops[i].shape = ShapeOf(g_.ops[i], tokens);
-      auto choice = linear::SelectLinear(ops[i].shape, p_, o_.select);
-      if (!choice.ok())
-        return Error{choice.error().kind, OpLabel(i) + ": " + choice.error().message};
-      ops[i].choice = *choice;
-      ops[i].first_step = step;
-      ops[i].steps = ops[i].choice.accum == Accum::IntDot ? 2 : 1;
-      step += ops[i].steps;
-    }
-
-    // Locations: graph inputs/outputs get their own buffers, the rest the arena.
-    std::map<int, Location> loc;
-    auto tensor_bytes = [&](int t) {
-      return uint64_t(g_.tensors[t].NumElements(tokens)) * 4;  // f32 activations
-    };
-    auto make_io = [&](int t) {
-      const ir::Tensor& ten = g_.tensors[t];
-      PlanIo io;
-      io.name = ten.name;
-      for (int64_t d : ten.shape) io.shape.push_back(Dim(d, tokens));
-      io.dtype = uint8_t(ten.dtype);
-      io.size = tensor_bytes(t);
-      return io;
-    };
+    // Graph inputs and outputs; int8 ones are dense bytes there and packed in the arena.
+    std::vector<std::pair<int, int>> repack_in, repack_out;  // (dense vb, packed vb)
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
-      loc[g_.inputs[i]] = {SliceKind::Input, uint32_t(i), 0, tensor_bytes(g_.inputs[i])};
-      prog.inputs.push_back(make_io(g_.inputs[i]));
+      const int t = g_.inputs[i];
+      prog.inputs.push_back(MakeIo(t, tokens));
+      const int io = add_vb(SliceKind::Input, uint32_t(i), (prog.inputs.back().size + 3) / 4 * 4, g_.tensors[t].name);
+      if (g_.tensors[t].dtype == ir::DType::I8) {
+        tensor_vb[t] = add_vb(SliceKind::Arena, 0, DeviceBytes(t, tokens), g_.tensors[t].name + ".packed");
+        repack_in.push_back({io, tensor_vb[t]});
+      } else {
+        tensor_vb[t] = io;
+      }
     }
     for (size_t i = 0; i < g_.outputs.size(); ++i) {
-      loc[g_.outputs[i]] = {SliceKind::Output, uint32_t(i), 0, tensor_bytes(g_.outputs[i])};
-      prog.outputs.push_back(make_io(g_.outputs[i]));
+      const int t = g_.outputs[i];
+      prog.outputs.push_back(MakeIo(t, tokens));
+      const int io = add_vb(SliceKind::Output, uint32_t(i), (prog.outputs.back().size + 3) / 4 * 4, g_.tensors[t].name);
+      if (tensor_vb.count(t)) return UserError("tensor '" + g_.tensors[t].name + "' is both a graph input and output");
+      if (g_.tensors[t].dtype == ir::DType::I8) {
+        tensor_vb[t] = add_vb(SliceKind::Arena, 0, DeviceBytes(t, tokens), g_.tensors[t].name + ".packed");
+        repack_out.push_back({tensor_vb[t], io});
+      } else {
+        tensor_vb[t] = io;
+      }
     }
-    std::vector<ArenaRequest> reqs;
-    std::vector<int> req_tensor;  // tensor index, or -1 - op index for a scratch buffer
-    std::map<int, size_t> req_of_tensor;
+    for (const ir::Op& op : g_.ops)
+      for (int t : op.outputs)
+        if (!tensor_vb.count(t)) tensor_vb[t] = add_vb(SliceKind::Arena, 0, DeviceBytes(t, tokens), g_.tensors[t].name);
+    auto rd = [&](int t) { return Bind{tensor_vb.at(t), 0, 0, false}; };
+    auto wr = [&](int t) { return Bind{tensor_vb.at(t), 0, 0, true}; };
+
+    for (size_t i = 0; i < repack_in.size(); ++i) {
+      const int dense = repack_in[i].first, packed = repack_in[i].second;
+      int t = -1;
+      for (int in : g_.inputs)
+        if (tensor_vb[in] == packed) t = in;
+      const ir::Tensor& ten = g_.tensors[t];
+      const int64_t k = ten.shape.back(), m = ten.NumElements(tokens) / k;
+      const uint32_t l = layer("repack:" + ten.name, "repack", -1);
+      dispatch(linear::RepackDispatch(true, m, k, p_), {{dense, 0, 0, false}, {packed, 0, 0, true}}, l);
+    }
+
+    // Quantized copies of float activations, shared by every layer that quantizes the same
+    // tensor the same way (e.g. the gate and up projections of an MLP).
+    std::map<std::string, std::pair<int, int>> quantized;  // key -> (xq vb, row-params vb or -1)
+
     for (size_t i = 0; i < g_.ops.size(); ++i) {
-      const uint32_t first = ops[i].first_step, last = first + ops[i].steps - 1;
-      for (int t : g_.ops[i].outputs) {
-        if (loc.count(t)) continue;
-        req_of_tensor[t] = reqs.size();
-        reqs.push_back({g_.tensors[t].name, tensor_bytes(t), first, last});
-        req_tensor.push_back(t);
+      const ir::Op& op = g_.ops[i];
+      const uint32_t l = layer(op.name, ir::OpTypeName(op.type), int32_t(i));
+      PlanLayer& pl = prog.layers[l];
+      if (op.type == ir::OpType::Mul || op.type == ir::OpType::Silu) {
+        const uint64_t count = uint64_t(g_.tensors[op.outputs[0]].NumElements(tokens));
+        std::vector<Bind> binds{rd(op.inputs[0])};
+        if (op.type == ir::OpType::Mul) binds.push_back(rd(op.inputs[1]));
+        binds.push_back(wr(op.outputs[0]));
+        dispatch(elementwise::ElementwiseDispatch(op.type, count, p_), binds, l);
+        pl.variant = elementwise::VariantName(op.type);
+        pl.reason = "elementwise float glue op";
+        pl.detail = std::to_string(count) + " values";
+        continue;
       }
-      for (int t : g_.ops[i].inputs) {
-        auto it = req_of_tensor.find(t);
-        if (it != req_of_tensor.end()) reqs[it->second].last = std::max(reqs[it->second].last, last);
+      if (op.type != ir::OpType::Linear) return UserError(OpLabel(i) + ": unsupported op type");
+      const linear::LinearShape shape = ShapeOf(op, tokens);
+      auto choice_r = linear::SelectLinear(shape, p_, o_.select);
+      if (!choice_r.ok()) return Error{choice_r.error().kind, OpLabel(i) + ": " + choice_r.error().message};
+      const linear::LinearChoice& choice = *choice_r;
+      const LayerConstants& c = consts_[i];
+      linear::LinearConsts lc;
+      const ir::Tensor& xt = g_.tensors[op.inputs[0]];
+      if (shape.x_int8) {
+        lc.act_scale = xt.quant->scales[0];
+        lc.act_zero_point = xt.quant->zero_points.empty() ? 0 : xt.quant->zero_points[0];
+      } else if (shape.act == ir::Scheme::Q8TA) {
+        lc.act_scale = op.linear.input_quant.scales[0];
+        lc.act_zero_point = op.linear.input_quant.zero_points.empty() ? 0 : op.linear.input_quant.zero_points[0];
       }
-      if (ops[i].choice.accum == Accum::IntDot) {
-        const uint64_t sz = uint64_t(ops[i].shape.m) * linear::PackedK4(ops[i].shape.k) * 4;
-        reqs.push_back({g_.ops[i].name + ".xq", sz, first, last});
-        req_tensor.push_back(-1 - int(i));
+      if (shape.out_q8) {
+        lc.out_scale = op.linear.output_quant.scales[0];
+        lc.out_zero_point = op.linear.output_quant.zero_points.empty() ? 0 : op.linear.output_quant.zero_points[0];
       }
+      Bind x = rd(op.inputs[0]);
+      int row_params = -1;
+      std::string quant_note;
+      if (choice.accum == linear::Accum::IntDot && !shape.x_int8) {
+        std::ostringstream key;
+        key << op.inputs[0] << ":" << int(shape.act) << ":" << lc.act_scale << ":" << lc.act_zero_point;
+        auto it = quantized.find(key.str());
+        if (it == quantized.end()) {
+          const std::string base = xt.name + (shape.act == ir::Scheme::DQ8CA ? ".dq8ca" : ".q8ta");
+          const int xq = add_vb(SliceKind::Arena, 0, uint64_t(shape.m) * linear::PackedK4(shape.k) * 4, base);
+          int params = -1;
+          std::vector<Bind> binds{x, {xq, 0, 0, true}};
+          if (shape.act == ir::Scheme::DQ8CA) {
+            params = add_vb(SliceKind::Arena, 0, uint64_t(shape.m) * 8, base + ".params");
+            binds.push_back({params, 0, 0, true});
+          }
+          dispatch(linear::QuantizeDispatch(shape.act, shape.m, shape.k, lc.act_scale, lc.act_zero_point, p_), binds, l);
+          it = quantized.emplace(key.str(), std::make_pair(xq, params)).first;
+        } else {
+          quant_note = "; reuses the quantized input of an earlier layer";
+        }
+        x = {it->second.first, 0, 0, false};
+        row_params = it->second.second;
+      }
+      const auto ld = linear::LinearDispatch(shape, choice, c.layout, lc, p_);
+      std::vector<Bind> binds{x, {-1, c.offset, c.size, false}, wr(op.outputs[0])};
+      if (row_params >= 0) binds.push_back({row_params, 0, 0, false});
+      dispatch(ld, binds, l);
+
+      pl.variant = choice.VariantName(shape);
+      pl.reason = choice.reason + quant_note;
+      std::ostringstream det;
+      if (choice.algo == linear::Algo::Gemm)
+        det << "tile " << choice.ty * choice.rm << "x" << choice.tx * choice.rn << "x" << choice.bk4 * 4
+            << ", workgroup " << choice.tx << "x" << choice.ty << ", " << choice.rm << "x" << choice.rn
+            << " outputs per thread";
+      else
+        det << "workgroup " << choice.threads << ", " << choice.nr << " channels x " << choice.mb
+            << " rows per workgroup";
+      if (shape.Int4()) det << ", int4 groups of " << shape.group_size;
+      det << ", shared " << choice.SharedMemoryBytes() << " B, groups " << ld.group_count[0] << "x"
+          << ld.group_count[1] << "x" << ld.group_count[2];
+      pl.detail = det.str();
+      pl.weight_bytes = c.size;
+      pl.integer_path = choice.accum == linear::Accum::IntDot || shape.x_int8;
+      pl.flops = 2ull * shape.m * shape.n * shape.k;
     }
+    for (auto [packed, dense] : repack_out) {
+      int t = -1;
+      for (int o : g_.outputs)
+        if (tensor_vb[o] == packed) t = o;
+      const ir::Tensor& ten = g_.tensors[t];
+      const int64_t k = ten.shape.back(), m = ten.NumElements(tokens) / k;
+      const uint32_t l = layer("repack:" + ten.name, "repack", -1);
+      dispatch(linear::RepackDispatch(false, m, k, p_), {{packed, 0, 0, false}, {dense, 0, 0, true}}, l);
+    }
+
+    // Lifetimes (in dispatch steps) and arena placement.
+    for (uint32_t step = 0; step < specs.size(); ++step)
+      for (const Bind& b : specs[step].binds)
+        if (b.vb >= 0) {
+          vbs[b.vb].first = std::min(vbs[b.vb].first, step);
+          vbs[b.vb].last = std::max(vbs[b.vb].last, step);
+        }
+    std::vector<ArenaRequest> reqs;
+    std::vector<int> req_vb;
+    for (size_t v = 0; v < vbs.size(); ++v)
+      if (vbs[v].kind == SliceKind::Arena && vbs[v].first != UINT32_MAX) {
+        reqs.push_back({vbs[v].name, vbs[v].size, vbs[v].first, vbs[v].last});
+        req_vb.push_back(int(v));
+      }
     const ArenaPlan arena = PlanArena(reqs, align_);
     prog.arena_size = std::max<uint64_t>(arena.size, 256);
-    std::map<int, Location> scratch;
     for (size_t r = 0; r < reqs.size(); ++r) {
-      Location l{SliceKind::Arena, 0, arena.offsets[r], reqs[r].size};
-      if (req_tensor[r] >= 0) loc[req_tensor[r]] = l;
-      else scratch[-1 - req_tensor[r]] = l;
+      vbs[req_vb[r]].offset = arena.offsets[r];
       prog.arena_tensors.push_back({reqs[r].name, arena.offsets[r], reqs[r].size, reqs[r].first, reqs[r].last});
     }
 
-    // Dispatches.
-    auto slice = [](const Location& l, bool written) {
-      return PlanSlice{l.kind, l.index, l.offset, l.size, written};
-    };
     std::vector<PlanDispatch> dispatches;
-    std::vector<uint32_t> layer_first_dispatch;
-    for (size_t i = 0; i < g_.ops.size(); ++i) {
-      const ir::Op& op = g_.ops[i];
-      const OpPlan& opp = ops[i];
-      const LayerConstants& c = consts_[i];
-      const Location& x = loc.at(op.inputs[0]);
-      const Location& y = loc.at(op.outputs[0]);
-      const Location wloc{SliceKind::Weights, 0, c.weights_offset, c.weights_size};
-      const Location ploc{SliceKind::Weights, 0, c.params_offset, c.params_size};
-      float act_scale = 1.0f;
-      int32_t act_zp = 0;
-      if (opp.shape.act == ir::Scheme::Q8TA) {
-        act_scale = op.linear.input_quant.scales[0];
-        act_zp = op.linear.input_quant.zero_points.empty() ? 0 : op.linear.input_quant.zero_points[0];
-      }
-      layer_first_dispatch.push_back(uint32_t(dispatches.size()));
-      Location xin = x;
-      if (opp.choice.accum == Accum::IntDot) {
-        const Location& xq = scratch.at(int(i));
-        auto qd = linear::QuantizeDispatch(opp.shape.m, opp.shape.k, act_scale, act_zp, p_);
-        PlanDispatch d;
-        VKQC_ASSIGN_OR_RETURN(d.pipeline, PipelineFor(qd));
-        d.buffers = {slice(x, false), slice(xq, true)};
-        d.push = qd.push;
-        std::copy(qd.group_count, qd.group_count + 3, d.group_count);
-        d.layer = uint32_t(i);
-        dispatches.push_back(d);
-        xin = xq;
-      }
-      auto ld = linear::LinearDispatch(opp.shape, opp.choice, act_scale, act_zp, p_);
+    for (const DSpec& s : specs) {
       PlanDispatch d;
-      VKQC_ASSIGN_OR_RETURN(d.pipeline, PipelineFor(ld));
-      d.buffers = {slice(xin, false), slice(wloc, false), slice(ploc, false), slice(y, true)};
-      d.push = ld.push;
-      std::copy(ld.group_count, ld.group_count + 3, d.group_count);
-      d.layer = uint32_t(i);
-      dispatches.push_back(d);
-
-      PlanLayer layer;
-      layer.name = op.name;
-      layer.op = ir::OpTypeName(op.type);
-      layer.variant = opp.choice.VariantName(opp.shape.act);
-      layer.reason = opp.choice.reason;
-      std::ostringstream det;
-      if (opp.choice.algo == Algo::Gemm)
-        det << "tile " << opp.choice.ty * opp.choice.rm << "x" << opp.choice.tx * opp.choice.rn << "x"
-            << opp.choice.bk4 * 4 << ", workgroup " << opp.choice.tx << "x" << opp.choice.ty
-            << ", " << opp.choice.rm << "x" << opp.choice.rn << " outputs per thread";
-      else
-        det << "workgroup " << opp.choice.threads << ", " << opp.choice.nr << " channels x "
-            << opp.choice.mb << " rows per workgroup";
-      det << ", shared " << opp.choice.SharedMemoryBytes() << " B, groups " << ld.group_count[0]
-          << "x" << ld.group_count[1] << "x" << ld.group_count[2];
-      layer.detail = det.str();
-      layer.weight_bytes = c.weights_size + c.params_size;
-      layer.integer_path = opp.choice.accum == Accum::IntDot;
-      layer.flops = 2ull * opp.shape.m * opp.shape.n * opp.shape.k;
-      prog.layers.push_back(std::move(layer));
+      VKQC_ASSIGN_OR_RETURN(d.pipeline, PipelineFor(s.params));
+      for (const Bind& b : s.binds) {
+        if (b.vb < 0) d.buffers.push_back({SliceKind::Weights, 0, b.w_offset, b.w_size, false});
+        else d.buffers.push_back({vbs[b.vb].kind, vbs[b.vb].index, vbs[b.vb].offset, vbs[b.vb].size, b.written});
+      }
+      if (d.buffers.size() != plan_.pipelines[d.pipeline].bindings.size())
+        return InternalError(plan_.pipelines[d.pipeline].name + ": " + std::to_string(d.buffers.size()) +
+                             " buffers bound, the shader declares " +
+                             std::to_string(plan_.pipelines[d.pipeline].bindings.size()));
+      d.push = s.params.push;
+      std::copy(s.params.group_count, s.params.group_count + 3, d.group_count);
+      d.layer = s.layer;
+      dispatches.push_back(std::move(d));
     }
 
     // Barriers; then map layers to command ranges.
     prog.commands = InsertBarriers(dispatches);
     for (auto& l : prog.layers) l.command_count = 0;
-    for (uint32_t ci = 0, di = 0; ci < prog.commands.size(); ++ci) {
+    for (uint32_t ci = 0; ci < prog.commands.size(); ++ci) {
       if (prog.commands[ci].is_barrier) continue;
       PlanLayer& l = prog.layers[prog.commands[ci].dispatch.layer];
       if (l.command_count == 0) l.first_command = ci;
       l.command_count = ci - l.first_command + 1;
-      ++di;
     }
     // Arena lifetimes in command indices (the planner worked in dispatch steps).
     std::vector<uint32_t> cmd_of_step;

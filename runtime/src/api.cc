@@ -271,6 +271,19 @@ vkqc_status vkqc_model_run(vkqc_model m, uint32_t program) {
   return Report(m->Run(program));
 }
 
+vkqc_status vkqc_model_read_intermediate(vkqc_model m, uint32_t program, const char* name, void* data, size_t size) {
+  if (!ValidProgram(m, program) || !name || (!data && size)) return Invalid("null argument or program out of range");
+  const auto* pr = m->view.bundle->programs()->Get(program);
+  if (pr->arena_tensors())
+    for (const auto* t : *pr->arena_tensors()) {
+      if (!t->name() || t->name()->str() != name) continue;
+      if (size > t->size() || t->offset() > pr->arena_size() || t->size() > pr->arena_size() - t->offset())
+        return Invalid(std::string("intermediate '") + name + "' has " + std::to_string(t->size()) + " bytes");
+      return Report(m->ReadArena(program, t->offset(), data, size));
+    }
+  return Report(Fail(VKQC_ERROR_NOT_FOUND, std::string("no arena tensor named '") + name + "' in this program"));
+}
+
 uint32_t vkqc_model_layer_count(vkqc_model m, uint32_t program) {
   return ValidProgram(m, program) ? uint32_t(m->programs[program].layers.size()) : 0;
 }
@@ -286,6 +299,7 @@ vkqc_status vkqc_model_layer_info(vkqc_model m, uint32_t program, uint32_t index
   out->integer_path = l.integer_path;
   out->flops = l.flops;
   out->weight_bytes = l.weight_bytes;
+  out->op_index = l.op_index;
   return Report(Ok());
 }
 

@@ -127,11 +127,11 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
           case fbb::BufferKind::Arena: limit = pr->arena_size(); break;
           case fbb::BufferKind::Input:
             if (s->index() >= nin) return Bad(cw + ": input index out of range");
-            limit = pr->inputs()->Get(s->index())->size();
+            limit = (pr->inputs()->Get(s->index())->size() + 3) / 4 * 4;  // int8 tensors: whole words
             break;
           case fbb::BufferKind::Output:
             if (s->index() >= nout) return Bad(cw + ": output index out of range");
-            limit = pr->outputs()->Get(s->index())->size();
+            limit = (pr->outputs()->Get(s->index())->size() + 3) / 4 * 4;
             break;
           default: return Bad(cw + ": unknown buffer kind");
         }

@@ -347,7 +347,7 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
       io.shape.assign(t->shape()->begin(), t->shape()->end());
       io.dtype = ToDType(t->dtype());
       io.size = t->size();
-      if (auto e = CreateBuffer(io.size, true, &io.buffer); !e.ok()) return e;
+      if (auto e = CreateBuffer((io.size + 3) / 4 * 4, true, &io.buffer); !e.ok()) return e;
       v.push_back(std::move(io));
       return Ok();
     };
@@ -370,6 +370,7 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
         li.weight_bytes = l->weight_bytes();
         li.first_command = l->first_command();
         li.command_count = l->command_count();
+        li.op_index = l->op_index();
         p.layers.push_back(std::move(li));
       }
   }
@@ -422,6 +423,45 @@ Err vkqc_model_t::RunTimed(uint32_t pi, double* layer_ns, double* total_ns) {
   for (uint32_t li = 0; li < nl; ++li) layer_ns[li] = p.layers[li].command_count ? delta(2 * li, 2 * li + 1) : 0.0;
   *total_ns = delta(2 * nl, 2 * nl + 1);
   return Ok();
+}
+
+Err vkqc_model_t::ReadArena(uint32_t pi, uint64_t offset, void* data, size_t size) {
+  Program& p = programs[pi];
+  if (p.arena.mapped) {
+    std::memcpy(data, static_cast<const uint8_t*>(p.arena.mapped) + offset, size);
+    return Ok();
+  }
+  Buffer staging;
+  if (auto e = CreateBuffer(size, true, &staging); !e.ok()) return e;
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = ctx->pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &cb); r != VK_SUCCESS) {
+    DestroyBuffer(&staging);
+    return VkFail(r, "vkAllocateCommandBuffers");
+  }
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cb, &bi);
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr,
+                       0, nullptr);
+  VkBufferCopy copy{offset, 0, size};
+  vkCmdCopyBuffer(cb, p.arena.buffer, staging.buffer, 1, &copy);
+  VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, nullptr, 0, nullptr);
+  vkEndCommandBuffer(cb);
+  Err e = ctx->SubmitAndWait(cb);
+  if (e.ok()) std::memcpy(data, staging.mapped, size);
+  vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+  DestroyBuffer(&staging);
+  return e;
 }
 
 void vkqc_model_t::Destroy() {

@@ -30,6 +30,7 @@ struct LayerInfo {
   bool integer_path = false;
   uint64_t flops = 0, weight_bytes = 0;
   uint32_t first_command = 0, command_count = 0;
+  int32_t op_index = -1;
 };
 
 struct Program {
@@ -60,6 +61,7 @@ struct vkqc_model_t {
   vkqc::rt::Err Load(const vkqc_model_options& o);
   vkqc::rt::Err Run(uint32_t program);
   vkqc::rt::Err RunTimed(uint32_t program, double* layer_ns, double* total_ns);
+  vkqc::rt::Err ReadArena(uint32_t program, uint64_t offset, void* data, size_t size);
   void Destroy();
 
  private:

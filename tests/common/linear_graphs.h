@@ -83,3 +83,76 @@ inline std::vector<float> RandomFloats(size_t n, uint32_t seed, float stddev = 1
 }
 
 }  // namespace vkqc::testing_graphs
+
+namespace vkqc::testing_graphs {
+
+// One linear layer with any weight/activation/output scheme (issue 3 schemes).
+struct QLayerSpec {
+  int64_t m = 1, k = 64, n = 8;
+  ir::Scheme weights = ir::Scheme::Q4GSW;  // Q8CSW, Q4GSW, Q4GAW
+  int64_t group_size = 32;
+  ir::Scheme act = ir::Scheme::DQ8CA;      // Float, Q8TA, DQ8CA
+  bool x_int8 = false;                     // x is an int8 graph input (per-tensor params)
+  bool out_q8 = false;                     // q8to output
+  bool bias = true;
+  bool relu = false;
+};
+
+inline ir::Graph MakeQLayer(const QLayerSpec& s, uint32_t seed) {
+  std::mt19937 rng(seed);
+  ir::Graph g;
+  auto add = [&](ir::Tensor t) {
+    g.tensors.push_back(std::move(t));
+    return int(g.tensors.size() - 1);
+  };
+  ir::Tensor xt{"x", {s.m, s.k}, s.x_int8 ? ir::DType::I8 : ir::DType::F32, {}, {}};
+  if (s.x_int8) xt.quant = ir::Quant{ir::Scheme::Q8TA, {0.05f}, {int32_t(seed % 11) - 5}, 0, 0};
+  const int x = add(xt);
+  g.inputs = {x};
+  ir::Quant wq;
+  wq.scheme = s.weights;
+  std::vector<uint8_t> wdata;
+  const bool int4 = s.weights != ir::Scheme::Q8CSW;
+  const int64_t groups = int4 ? s.k / s.group_size : 1;
+  if (int4) {
+    wq.group_size = int32_t(s.group_size);
+    wdata.assign(size_t((s.n * s.k + 1) / 2), 0);
+    for (int64_t i = 0; i < s.n * s.k; ++i) wdata[i / 2] |= uint8_t((rng() % 16) << (4 * (i % 2)));
+    if (s.weights == ir::Scheme::Q4GAW)
+      for (int64_t i = 0; i < s.n * groups; ++i) wq.zero_points.push_back(int32_t(rng() % 16));
+  } else {
+    wdata.resize(size_t(s.n * s.k));
+    for (auto& b : wdata) b = uint8_t(int(rng() % 255) - 127);
+  }
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  const float base = int4 ? 1.0f / (8.0f * std::sqrt(float(s.k))) : 1.0f / (60.0f * std::sqrt(float(s.k)));
+  for (int64_t i = 0; i < s.n * groups; ++i) wq.scales.push_back(sd(rng) * base);
+  const int w = add({"w", {s.n, s.k}, int4 ? (s.weights == ir::Scheme::Q4GSW ? ir::DType::I4 : ir::DType::U4) : ir::DType::I8,
+                     wq, OwnBytes(wdata.data(), wdata.size())});
+  ir::Op op;
+  op.name = "fc";
+  op.type = ir::OpType::Linear;
+  op.inputs = {x, w};
+  if (s.bias) {
+    std::vector<float> b(size_t(s.n));
+    std::uniform_real_distribution<float> bd(-0.5f, 0.5f);
+    for (auto& v : b) v = bd(rng);
+    op.inputs.push_back(add({"b", {s.n}, ir::DType::F32, {}, OwnBytes(b.data(), b.size() * 4)}));
+  }
+  ir::Tensor yt{"y", {s.m, s.n}, s.out_q8 ? ir::DType::I8 : ir::DType::F32, {}, {}};
+  if (s.out_q8) {
+    op.linear.output_quant = ir::Quant{ir::Scheme::Q8TO, {0.02f}, {3}, 0, 0};
+    yt.quant = op.linear.output_quant;
+  }
+  const int y = add(yt);
+  op.outputs = {y};
+  g.outputs = {y};
+  if (s.x_int8) op.linear.input_quant.scheme = ir::Scheme::None;
+  else if (s.act == ir::Scheme::Q8TA) op.linear.input_quant = ir::Quant{ir::Scheme::Q8TA, {0.03f}, {-2}, 0, 0};
+  else op.linear.input_quant.scheme = s.act;
+  op.linear.fused_relu = s.relu;
+  g.ops.push_back(std::move(op));
+  return g;
+}
+
+}  // namespace vkqc::testing_graphs

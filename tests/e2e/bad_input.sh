@@ -80,8 +80,8 @@ bad_import "unknown op type" "$G/unknown_op.json" "ops[1] 'fc2'" "unknown op typ
 bad_import "op reads an undeclared tensor" "$G/missing_tensor.json" "'fc2'" "'h9'"
 bad_import "shape mismatch (K of x vs weight)" "$G/k_mismatch.json" "'fc1'" "'fc1.weight'" "[tokens, 200]"
 bad_import "JSON dtype differs from the safetensors dtype" "$G/json_dtype.json" "'fc1.bias'" "f16" "F32"
-bad_compile "unsupported scheme q4gsw (compile)" "$G/q4gsw.json" "'w'" "q4gsw" "unsupported"
-bad_import "unsupported scheme q4gsw (import)" "$G/q4gsw.json" "'w'" "q4gsw" "unsupported"
+bad_compile "q4gsw with a bad group size (compile)" "$G/q4gsw.json" "'w'" "group_size 20"
+bad_import "q4gsw with a bad group size (import)" "$G/q4gsw.json" "'w'" "group_size 20"
 
 echo "== safetensors"
 bad_import "weights file missing" "$G/no_weights_file.json" "no_such_weights.safetensors"

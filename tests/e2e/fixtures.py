@@ -182,7 +182,7 @@ def bad_graphs(example_dir, outdir):
         h["fc1.bias"]["data_offsets"][1] = h["fc1.bias"]["data_offsets"][0] + 1024
     weights_variant("st_dtype", dtype_f16)
 
-    # q4gsw weight: parses (i4 data = U8, two per byte) but the verifier refuses it
+    # q4gsw weight whose group size (20) is not a multiple of 8 dividing K: refused
     n, k, gs = 4, 64, 32
     write_safetensors(out("q4gsw.safetensors"), [
         ("w", "U8", [n * k // 2], bytes(range(n * k // 2))),
@@ -195,7 +195,7 @@ def bad_graphs(example_dir, outdir):
             "tensors": [
                 {"name": "x", "shape": ["tokens", k]},
                 {"name": "w", "shape": [n, k], "dtype": "i4", "data": "w",
-                 "quant": {"scheme": "q4gsw", "scales": "w.scale", "group_size": gs}},
+                 "quant": {"scheme": "q4gsw", "scales": "w.scale", "group_size": 20}},
                 {"name": "y", "shape": ["tokens", n]},
             ],
             "ops": [{"type": "linear", "name": "fc", "inputs": ["x", "w"], "outputs": ["y"]}],

@@ -9,24 +9,28 @@ namespace vkqc::linear {
 const char* AlgoName(Algo a) { return a == Algo::Gemm ? "gemm" : "gemv"; }
 const char* AccumName(Accum a) { return a == Accum::IntDot ? "dot" : "dequant"; }
 
-std::string LinearChoice::VariantName(ir::Scheme act) const {
-  std::string s = "linear_";
-  if (act == ir::Scheme::Q8TA) s += "q8ta_";
-  s += "q8csw_";
-  s += AccumName(accum);
-  s += "_";
-  s += AlgoName(algo);
-  return s;
+std::string LinearChoice::VariantName(const LinearShape& s) const {
+  std::string v = "linear_";
+  if (s.x_int8) v += "i8_";
+  else if (s.act == ir::Scheme::Q8TA) v += "q8ta_";
+  else if (s.act == ir::Scheme::DQ8CA) v += "dq8ca_";
+  v += ir::SchemeName(s.weights);
+  v += "_";
+  if (s.out_q8) v += "q8to_";
+  v += AccumName(accum);
+  v += "_";
+  v += AlgoName(algo);
+  return v;
 }
 
 uint32_t LinearChoice::SharedMemoryBytes() const {
   if (algo == Algo::Gemm) {
     const uint32_t sbk = bk4 + 1;
     const uint32_t a_elem = accum == Accum::IntDot ? 4 : 16;
-    return ty * rm * sbk * a_elem + tx * rn * sbk * 4;
+    return ty * rm * sbk * a_elem + bk4 * tx * rn * 4;
   }
   const uint32_t slots = subgroup_size ? threads / subgroup_size : threads;
-  return slots * nr * 4;
+  return slots * nr * 4 + nr * 4;
 }
 
 void SplitGroups(uint64_t groups, uint32_t max_x, uint32_t out[2]) {
@@ -43,14 +47,32 @@ std::vector<uint8_t> Bytes(const T& v) {
   return b;
 }
 uint32_t Ceil(int64_t a, int64_t b) { return uint32_t((a + b - 1) / b); }
+uint32_t FloorPow2(uint32_t v) {
+  uint32_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
 }  // namespace
 
-DispatchParams QuantizeDispatch(int64_t m, int64_t k, float scale, int32_t zero_point,
+DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scale, int32_t zero_point,
                                 const TargetProfile& p) {
   DispatchParams d;
+  const uint32_t k4p = PackedK4(k);
+  if (act == ir::Scheme::DQ8CA) {
+    // One workgroup per row: a min/max reduction, then the row's words.
+    const uint32_t local = FloorPow2(std::min<uint32_t>({128, p.max_compute_work_group_invocations,
+                                                         p.max_compute_work_group_size[0]}));
+    d.shader = {"quantize_dq8ca.comp", {}};
+    d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
+    d.local_size[0] = local;
+    d.local_size[1] = d.local_size[2] = 1;
+    SplitGroups(uint64_t(m), p.max_compute_work_group_count[0], d.group_count);
+    d.group_count[2] = 1;
+    d.shared_memory_bytes = local * 8 + 8;
+    return d;
+  }
   d.shader = {"quantize_q8ta.comp", {}};
   const uint32_t local = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
-  const uint32_t k4p = PackedK4(k);
   d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
   d.local_size[0] = local;
   d.local_size[1] = d.local_size[2] = 1;
@@ -60,18 +82,43 @@ DispatchParams QuantizeDispatch(int64_t m, int64_t k, float scale, int32_t zero_
   return d;
 }
 
-DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, float act_scale,
-                              int32_t act_zero_point, const TargetProfile& p) {
+DispatchParams RepackDispatch(bool to_packed, int64_t m, int64_t k, const TargetProfile& p) {
   DispatchParams d;
-  const uint32_t k4p = PackedK4(s.k);
+  d.shader = {"repack_i8.comp", {}};
+  if (to_packed) d.shader.defines.push_back("VKQC_TO_PACKED");
+  const uint32_t local = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  const uint32_t k4p = PackedK4(k);
+  d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
+  d.local_size[0] = local;
+  d.local_size[1] = d.local_size[2] = 1;
+  const uint64_t words = to_packed ? uint64_t(m) * k4p : (uint64_t(m) * k + 3) / 4;
+  SplitGroups(Ceil(int64_t(words), local), p.max_compute_work_group_count[0], d.group_count);
+  d.group_count[2] = 1;
+  return d;
+}
+
+DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const PackedLinear& pk,
+                              const LinearConsts& k, const TargetProfile& p) {
+  DispatchParams d;
   const uint32_t flags = (s.relu ? kFlagRelu : 0) | (s.has_bias ? kFlagBias : 0);
-  d.push = Bytes(LinearPush{act_scale, act_zero_point, flags, 0.0f});
+  LinearPush push{k.act_scale, k.act_zero_point, flags, 1.0f / k.out_scale, k.out_zero_point, {0, 0, 0}};
+  d.push = Bytes(push);
   d.shared_memory_bytes = c.SharedMemoryBytes();
-  if (c.accum == Accum::IntDot) d.shader.defines.push_back("VKQC_INT_DOT");
+  auto& defs = d.shader.defines;
+  if (c.accum == Accum::IntDot) defs.push_back("VKQC_INT_DOT");
+  else if (s.x_int8) defs.push_back("VKQC_X_Q8");
+  if (s.Int4()) defs.push_back("VKQC_W4");
+  if (s.weights == ir::Scheme::Q4GAW) defs.push_back("VKQC_W4_ZP");
+  if (c.accum == Accum::IntDot && s.act == ir::Scheme::DQ8CA && !s.x_int8) defs.push_back("VKQC_ACT_ROW");
+  if (s.out_q8) defs.push_back("VKQC_OUT_Q8");
+  const uint32_t gs = s.Int4() ? uint32_t(s.group_size) : 32u;
+  d.spec = {{2, uint32_t(s.m)},     {3, uint32_t(s.n)},  {4, uint32_t(s.k)},  {5, PackedK4(s.k)},
+            {6, pk.kw},             {7, gs},             {8, pk.scale_off},   {9, pk.zp_off},
+            {10, pk.wsum_off},      {11, pk.bias_off},   {12, PackedK4(s.n)}};
   if (c.algo == Algo::Gemm) {
     d.shader.source = "linear_gemm.comp";
-    d.spec = {{0, c.tx}, {1, c.ty}, {2, uint32_t(s.m)}, {3, uint32_t(s.n)}, {4, uint32_t(s.k)},
-              {5, k4p}, {6, c.rm}, {7, c.rn}, {8, c.bk4}};
+    d.spec.insert(d.spec.begin(), {{0, c.tx}, {1, c.ty}});
+    d.spec.push_back({13, c.bk4});
     d.local_size[0] = c.tx;
     d.local_size[1] = c.ty;
     d.local_size[2] = 1;
@@ -80,9 +127,11 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, float
     d.group_count[2] = 1;
   } else {
     d.shader.source = "linear_gemv.comp";
-    if (c.subgroup_size) d.shader.defines.push_back("VKQC_SUBGROUP");
-    d.spec = {{0, c.threads}, {1, uint32_t(s.m)}, {2, uint32_t(s.n)}, {3, uint32_t(s.k)},
-              {4, k4p}, {5, c.nr}, {6, c.mb}, {7, c.subgroup_size ? c.subgroup_size : 32u}};
+    if (c.subgroup_size) defs.push_back("VKQC_SUBGROUP");
+    d.spec.insert(d.spec.begin(), {0, c.threads});
+    d.spec.push_back({13, c.nr});
+    d.spec.push_back({14, c.mb});
+    d.spec.push_back({15, c.subgroup_size ? c.subgroup_size : 32u});
     d.local_size[0] = c.threads;
     d.local_size[1] = d.local_size[2] = 1;
     SplitGroups(Ceil(s.n, c.nr), p.max_compute_work_group_count[0], d.group_count);

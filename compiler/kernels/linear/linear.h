@@ -22,9 +22,15 @@ const char* AccumName(Accum a);  // "dot" / "dequant"
 
 struct LinearShape {
   int64_t m = 1, k = 1, n = 1;
-  ir::Scheme act = ir::Scheme::Float;  // Float or Q8TA
+  ir::Scheme act = ir::Scheme::Float;     // Float, Q8TA or DQ8CA (how a float x is quantized)
+  bool x_int8 = false;                    // x is already int8 (per-tensor parameters)
+  ir::Scheme weights = ir::Scheme::Q8CSW; // Q8CSW, Q4GSW or Q4GAW
+  int64_t group_size = 0;                 // int4 only
   bool has_bias = false;
   bool relu = false;
+  bool out_q8 = false;                    // q8to output
+  bool Quantized() const { return x_int8 || act == ir::Scheme::Q8TA || act == ir::Scheme::DQ8CA; }
+  bool Int4() const { return weights == ir::Scheme::Q4GSW || weights == ir::Scheme::Q4GAW; }
 };
 
 struct SelectOptions {
@@ -45,7 +51,7 @@ struct LinearChoice {
   uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0;
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)
 
-  std::string VariantName(ir::Scheme act) const;
+  std::string VariantName(const LinearShape& shape) const;
   uint32_t SharedMemoryBytes() const;
   uint32_t Invocations() const { return algo == Algo::Gemm ? tx * ty : threads; }
 };
@@ -54,22 +60,33 @@ Result<LinearChoice> SelectLinear(const LinearShape& shape, const TargetProfile&
                                   const SelectOptions& options);
 
 // ---- packing ------------------------------------------------------------------------------
-// Packed weights: [N][K4P] little-endian words, each word 4 consecutive int8 K values of one
-// output channel; K4P = ceil(K/4) rounded up to kKWordAlign; padding bytes are zero. The one
-// layout serves both GEMM (row tiles) and GEMV (uvec4 chunks), so programs share weights.
+// A layer's constants form one region of the weight segment, bound as one storage buffer and
+// addressed in 32-bit words (offsets are specialization constants; shaders/linear_common.glslh):
+//   [0, N*KW)     weights. q8csw: KW = K4P = ceil(K/4) rounded up to kKWordAlign words, each word
+//                 4 consecutive int8 K values. int4: KW = ceil(K/8) rounded up to 4 words, each
+//                 word 8 K values as nibbles (+8 bias for q4gsw, raw 0..15 for q4gaw), byte b =
+//                 k_b (low nibble) | k_(4+b) (high nibble). Padding is zero.
+//   scale_off     f32 scales: [N] (q8csw) or [N][G]
+//   zp_off        q4gaw zero points, bytes [N][G] (4 per word)
+//   wsum_off      q8csw: i32 sum of each channel's weights [N]
+//   bias_off      f32 bias [N] (zero when the layer has none)
+// One layout serves GEMM and GEMV, so every program of a bundle shares one copy.
 constexpr uint32_t kKWordAlign = 8;
-uint32_t PackedK4(int64_t k);
+uint32_t PackedK4(int64_t k);   // activation / q8 words per row
+uint32_t PackedK8(int64_t k);   // int4 weight words per row
 
-// Channel params: 16 bytes per output channel {f32 weight_scale, i32 weight_sum, f32 bias, 0}
-// (shaders/common.glslh ChannelParams).
 struct PackedLinear {
-  std::vector<uint8_t> weights;
-  std::vector<uint8_t> channel_params;
+  std::vector<uint8_t> region;
+  uint32_t kw = 0;  // weight words per output channel
+  uint32_t scale_off = 0, zp_off = 0, wsum_off = 0, bias_off = 0;  // in words
 };
-PackedLinear PackQ8csw(const int8_t* w, int64_t n, int64_t k, const float* scales,
-                       const float* bias /* nullable */);
-// Inverse of PackQ8csw's weight part (for round-trip tests and inspection).
-std::vector<int8_t> UnpackQ8csw(const std::vector<uint8_t>& packed, int64_t n, int64_t k);
+
+// `w` is the weight tensor's data as the IR holds it (i8 bytes, or i4/u4 two per byte, low
+// nibble first); `scales` has N (q8csw) or N*G entries; `zero_points` N*G (q4gaw) or empty.
+PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t k, int64_t group_size,
+                        const float* scales, const int32_t* zero_points, const float* bias /* nullable */);
+// The signed weight values (w - zp) back from a packed region (round-trip tests).
+std::vector<int32_t> UnpackLinear(ir::Scheme scheme, const PackedLinear& p, int64_t n, int64_t k, int64_t group_size);
 
 // ---- dispatch parameters ------------------------------------------------------------------
 // Push constants; twins of the GLSL blocks, checked against SPIR-V reflection at compile time.
@@ -77,9 +94,11 @@ struct LinearPush {
   float act_scale;
   int32_t act_zero_point;
   uint32_t flags;  // kFlagRelu | kFlagBias
-  float reserved;
+  float out_inv_scale;
+  int32_t out_zero_point;
+  uint32_t reserved[3];
 };
-static_assert(sizeof(LinearPush) == 16);
+static_assert(sizeof(LinearPush) == 32);
 constexpr uint32_t kFlagRelu = 1, kFlagBias = 2;
 
 struct QuantizePush {
@@ -108,12 +127,22 @@ struct DispatchParams {
   std::vector<uint8_t> push;
 };
 
-// The quantize_q8ta dispatch feeding an int-dot layer (x float [M,K] -> packed [M][K4P]).
-DispatchParams QuantizeDispatch(int64_t m, int64_t k, float scale, int32_t zero_point,
+// Activation quantization feeding an int-dot layer: x float [M,K] -> packed int8 [M][K4P].
+// q8ta: per tensor (scale, zero point); dq8ca: per row, parameters computed on the GPU into a
+// [M] x {f32 scale, i32 zp} buffer (the dispatch's third binding).
+DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scale, int32_t zero_point,
                                 const TargetProfile& profile);
 // The linear dispatch itself.
-DispatchParams LinearDispatch(const LinearShape& shape, const LinearChoice& choice,
-                              float act_scale, int32_t act_zero_point, const TargetProfile& profile);
+struct LinearConsts {
+  float act_scale = 1.0f;
+  int32_t act_zero_point = 0;
+  float out_scale = 1.0f;
+  int32_t out_zero_point = 0;
+};
+DispatchParams LinearDispatch(const LinearShape& shape, const LinearChoice& choice, const PackedLinear& packed,
+                              const LinearConsts& consts, const TargetProfile& profile);
+// int8 graph inputs/outputs: dense [M][K] bytes <-> packed [M][K4P] words.
+DispatchParams RepackDispatch(bool to_packed, int64_t m, int64_t k, const TargetProfile& profile);
 
 // Grid helper: spreads `groups` over x (<= max_x) and y.
 void SplitGroups(uint64_t groups, uint32_t max_x, uint32_t out[2]);

@@ -10,35 +10,92 @@ uint32_t PackedK4(int64_t k) {
   return uint32_t((words + kKWordAlign - 1) / kKWordAlign * kKWordAlign);
 }
 
-PackedLinear PackQ8csw(const int8_t* w, int64_t n, int64_t k, const float* scales,
-                       const float* bias) {
-  const uint32_t k4p = PackedK4(k);
-  PackedLinear out;
-  out.weights.assign(size_t(n) * k4p * 4, 0);
-  out.channel_params.assign(size_t(n) * 16, 0);
-  for (int64_t r = 0; r < n; ++r) {
-    int32_t sum = 0;
-    uint8_t* dst = out.weights.data() + size_t(r) * k4p * 4;
-    for (int64_t c = 0; c < k; ++c) {
-      const int8_t v = w[r * k + c];
-      dst[c] = uint8_t(v);  // word c/4, byte c%4 (little-endian)
-      sum += v;
-    }
-    const float b = bias ? bias[r] : 0.0f;
-    uint8_t* p = out.channel_params.data() + size_t(r) * 16;
-    std::memcpy(p + 0, &scales[r], 4);
-    std::memcpy(p + 4, &sum, 4);
-    std::memcpy(p + 8, &b, 4);
-  }
-  return out;
+uint32_t PackedK8(int64_t k) {
+  const uint64_t words = (uint64_t(k) + 7) / 8;
+  return uint32_t((words + 3) / 4 * 4);
 }
 
-std::vector<int8_t> UnpackQ8csw(const std::vector<uint8_t>& packed, int64_t n, int64_t k) {
-  const uint32_t k4p = PackedK4(k);
-  std::vector<int8_t> w(size_t(n * k));
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < k; ++c) w[r * k + c] = int8_t(packed[size_t(r) * k4p * 4 + c]);
-  return w;
+namespace {
+
+// Value i (row-major over [N,K]) of an int4 tensor as the IR stores it: two per byte, low first.
+int32_t Nibble(const uint8_t* w, int64_t i, bool is_signed) {
+  const int32_t v = (w[i / 2] >> (4 * (i % 2))) & 0xF;
+  return is_signed && v >= 8 ? v - 16 : v;
+}
+
+template <typename T>
+void Put(std::vector<uint8_t>& region, uint32_t word, T v) {
+  static_assert(sizeof(T) == 4);
+  std::memcpy(region.data() + size_t(word) * 4, &v, 4);
+}
+
+}  // namespace
+
+PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t k, int64_t group_size,
+                        const float* scales, const int32_t* zero_points, const float* bias) {
+  PackedLinear p;
+  const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW;
+  const int64_t groups = int4 ? k / group_size : 1;
+  p.kw = int4 ? PackedK8(k) : PackedK4(k);
+  uint32_t next = uint32_t(n) * p.kw;
+  p.scale_off = next;
+  next += uint32_t(n * groups);
+  if (scheme == ir::Scheme::Q4GAW) {
+    p.zp_off = next;
+    next += uint32_t((n * groups + 3) / 4);
+  }
+  if (!int4) {
+    p.wsum_off = next;
+    next += uint32_t(n);
+  }
+  p.bias_off = next;
+  next += uint32_t(n);
+  p.region.assign(size_t(next) * 4, 0);
+
+  for (int64_t r = 0; r < n; ++r) {
+    uint8_t* row = p.region.data() + size_t(r) * p.kw * 4;
+    if (int4) {
+      for (int64_t c = 0; c < k; ++c) {
+        int32_t v = Nibble(w, r * k + c, scheme == ir::Scheme::Q4GSW);
+        if (scheme == ir::Scheme::Q4GSW) v += 8;  // zero point 8
+        const int64_t word = c / 8, in = c % 8;
+        row[word * 4 + (in % 4)] |= uint8_t(v << (in < 4 ? 0 : 4));
+      }
+    } else {
+      int32_t sum = 0;
+      for (int64_t c = 0; c < k; ++c) {
+        row[c] = w[r * k + c];
+        sum += int8_t(w[r * k + c]);
+      }
+      Put(p.region, p.wsum_off + uint32_t(r), sum);
+    }
+    for (int64_t g = 0; g < groups; ++g) Put(p.region, p.scale_off + uint32_t(r * groups + g), scales[r * groups + g]);
+    Put(p.region, p.bias_off + uint32_t(r), bias ? bias[r] : 0.0f);
+  }
+  if (scheme == ir::Scheme::Q4GAW)
+    for (int64_t i = 0; i < n * groups; ++i) p.region[size_t(p.zp_off) * 4 + size_t(i)] = uint8_t(zero_points[i]);
+  return p;
+}
+
+std::vector<int32_t> UnpackLinear(ir::Scheme scheme, const PackedLinear& p, int64_t n, int64_t k, int64_t group_size) {
+  const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW;
+  const int64_t groups = int4 ? k / group_size : 1;
+  std::vector<int32_t> out(size_t(n * k));
+  for (int64_t r = 0; r < n; ++r) {
+    const uint8_t* row = p.region.data() + size_t(r) * p.kw * 4;
+    for (int64_t c = 0; c < k; ++c) {
+      if (!int4) {
+        out[r * k + c] = int8_t(row[c]);
+        continue;
+      }
+      const int64_t word = c / 8, in = c % 8;
+      const int32_t nib = (row[word * 4 + (in % 4)] >> (in < 4 ? 0 : 4)) & 0xF;
+      int32_t zp = 8;
+      if (scheme == ir::Scheme::Q4GAW) zp = p.region[size_t(p.zp_off) * 4 + size_t(r * groups + c / group_size)];
+      out[r * k + c] = nib - zp;
+    }
+  }
+  return out;
 }
 
 }  // namespace vkqc::linear

@@ -18,7 +18,7 @@ uint32_t FloorPow2(uint32_t v) {
 
 Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOptions& o,
                    LinearChoice& c) {
-  const bool quantized = s.act == ir::Scheme::Q8TA;
+  const bool quantized = s.Quantized();
   if (o.force_accum && *o.force_accum == Accum::IntDot && !quantized) {
     c.accum = Accum::Dequant;
     c.reason = "float activations (weight-only): int-dot forcing does not apply, dequantize in the shader";
@@ -37,22 +37,24 @@ Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOpt
     c.reason = std::string("accumulation forced to ") + AccumName(c.accum);
     return {};
   }
+  const bool accel = p.shader_integer_dot_product && p.int_dot_4x8_packed_signed_accelerated;
   if (!quantized) {
     c.accum = Accum::Dequant;
     c.reason = "float activations (weight-only): dequantize weights in the shader, fp32 accumulation";
-  } else if (!p.shader_integer_dot_product || !p.int_dot_4x8_packed_signed_accelerated) {
+  } else if (!accel) {
     c.accum = Accum::Dequant;
     c.reason = std::string("integer dot product ") +
-               (p.shader_integer_dot_product ? "is not accelerated" : "is not supported") +
-               " on '" + p.name +
-               "' (integerDotProduct4x8BitPackedSignedAccelerated=false): dequant fallback, "
-               "activation quantization skipped (weight-only function)";
+               (p.shader_integer_dot_product ? "is not accelerated" : "is not supported") + " on '" + p.name +
+               "' (integerDotProduct4x8BitPackedSignedAccelerated=false): dequant fallback, " +
+               (s.x_int8 ? "the int8 input is dequantized as it is read"
+                         : "activation quantization skipped (weight-only function)");
   } else if (s.k > kMaxExactK) {
     c.accum = Accum::Dequant;
     c.reason = "K=" + std::to_string(s.k) + " exceeds the exact int32 range: dequant fallback";
   } else {
     c.accum = Accum::IntDot;
-    c.reason = "int8 dot product is accelerated on '" + p.name + "': int32 accumulation";
+    c.reason = "int8 dot product is accelerated on '" + p.name + "': int32 accumulation" +
+               (s.Int4() ? " per group, folded into fp32 at each group" : "");
   }
   return {};
 }
@@ -87,10 +89,10 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     c.bk4 = kKWordAlign;
     while (c.SharedMemoryBytes() > shm && c.ty > 1) c.ty /= 2;
   } else {
-    const uint32_t k16 = PackedK4(s.k) / 4;
+    const uint32_t k16 = (s.Int4() ? PackedK8(s.k) : PackedK4(s.k)) / 4;  // uvec4 units
     c.threads = FloorPow2(std::min({128u, inv, p.max_compute_work_group_size[0]}));
     while (c.threads > 32 && c.threads / 2 >= k16) c.threads /= 2;
-    c.nr = s.n >= 16 ? 4 : (s.n >= 2 ? 2 : 1);
+    c.nr = s.n >= 16 || s.out_q8 ? 4 : (s.n >= 2 ? 2 : 1);  // int8 outputs: whole words
     c.mb = uint32_t(std::min<int64_t>(s.m, 8));
     const uint32_t sg = p.tuned_subgroup_size;
     if (p.subgroup_arithmetic_compute && p.subgroup_size_control &&
@@ -102,7 +104,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     } else {
       why << ", shared-memory tree reduction";
     }
-    while (c.SharedMemoryBytes() > shm && c.nr > 1) c.nr /= 2;
+    while (c.SharedMemoryBytes() > shm && c.nr > (s.out_q8 ? 4u : 1u)) c.nr /= 2;
   }
   if (c.SharedMemoryBytes() > shm || c.Invocations() > inv)
     return InternalError("linear selection produced a workgroup that exceeds the limits of '" +

@@ -137,6 +137,10 @@ vkqc_status vkqc_model_map_output(vkqc_model model, uint32_t program, uint32_t i
 /* Submits the program's pre-recorded command buffer and waits for it. */
 vkqc_status vkqc_model_run(vkqc_model model, uint32_t program);
 
+/* Debugging: copies `size` bytes of the arena tensor `name` of the memory plan (as `vkqc
+ * inspect` lists it, e.g. "x.dq8ca.params") after a run. Valid until the next run. */
+vkqc_status vkqc_model_read_intermediate(vkqc_model model, uint32_t program, const char* name, void* data, size_t size);
+
 /* Layers (for profiling and inspection). */
 typedef struct vkqc_layer_info {
   const char* name;
@@ -145,6 +149,7 @@ typedef struct vkqc_layer_info {
   int integer_path;     /* int32 accumulation of quantized activations */
   uint64_t flops;
   uint64_t weight_bytes;
+  int32_t op_index;     /* index of the source graph op; -1 for layers the compiler added */
 } vkqc_layer_info;
 uint32_t vkqc_model_layer_count(vkqc_model model, uint32_t program);
 vkqc_status vkqc_model_layer_info(vkqc_model model, uint32_t program, uint32_t index, vkqc_layer_info* out_info);

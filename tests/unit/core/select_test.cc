@@ -34,20 +34,37 @@ TEST_P(SelectGolden, VariantAndLimits) {
   auto p = LoadProfile(g.profile);
   ASSERT_TRUE(p.ok()) << p.error().message;
   for (int64_t m : {1, 64}) {
-    LinearShape s{m, 2048, 2048, ir::Scheme::Q8TA, true, false};
+    LinearShape s;
+    s.m = m;
+    s.k = s.n = 2048;
+    s.act = ir::Scheme::Q8TA;
+    s.has_bias = true;
     auto c = SelectLinear(s, *p, {});
     ASSERT_TRUE(c.ok()) << c.error().message;
-    EXPECT_EQ(c->VariantName(s.act), m == 1 ? g.m1 : g.m64) << c->reason;
+    EXPECT_EQ(c->VariantName(s), m == 1 ? g.m1 : g.m64) << c->reason;
     EXPECT_LE(c->SharedMemoryBytes(), p->max_compute_shared_memory_size);
     EXPECT_LE(c->Invocations(), p->max_compute_work_group_invocations);
     EXPECT_FALSE(c->reason.empty());
     if (m == 1) EXPECT_EQ(c->subgroup_size, g.gemv_subgroup) << c->reason;
   }
   // Weight-only layers always dequantize.
-  LinearShape f{1, 512, 512, ir::Scheme::Float, false, false};
+  LinearShape f;
+  f.k = f.n = 512;
   auto c = SelectLinear(f, *p, {});
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->VariantName(f.act), "linear_q8csw_dequant_gemv");
+  EXPECT_EQ(c->VariantName(f), "linear_q8csw_dequant_gemv");
+  // int4 weights with dynamic per-token activations.
+  LinearShape d;
+  d.k = 2048;
+  d.n = 8192;
+  d.act = ir::Scheme::DQ8CA;
+  d.weights = ir::Scheme::Q4GSW;
+  d.group_size = 128;
+  auto e = SelectLinear(d, *p, {});
+  ASSERT_TRUE(e.ok());
+  const bool dot = std::string(g.m1).find("_dot_") != std::string::npos;
+  EXPECT_EQ(e->VariantName(d), dot ? "linear_dq8ca_q4gsw_dot_gemv" : "linear_dq8ca_q4gsw_dequant_gemv");
+  EXPECT_LE(e->SharedMemoryBytes(), p->max_compute_shared_memory_size);
 }
 
 INSTANTIATE_TEST_SUITE_P(Builtins, SelectGolden, ::testing::ValuesIn(kGoldens),
@@ -60,7 +77,11 @@ INSTANTIATE_TEST_SUITE_P(Builtins, SelectGolden, ::testing::ValuesIn(kGoldens),
 TEST(Select, ThresholdIsPerProfileAndOverridable) {
   auto p = LoadProfile("nvidia-hopper");
   ASSERT_TRUE(p.ok());
-  LinearShape s{kDefaultGemvMaxM, 256, 256, ir::Scheme::Q8TA, false, false};
+  LinearShape s;
+  s.m = kDefaultGemvMaxM;
+  s.k = 256;
+  s.n = 256;
+  s.act = ir::Scheme::Q8TA;
   EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemv);
   s.m = kDefaultGemvMaxM + 1;
   EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemm);
@@ -77,7 +98,11 @@ TEST(Select, ForcingIntDotNeedsTheFeature) {
   ASSERT_TRUE(p.ok());
   SelectOptions o;
   o.force_accum = Accum::IntDot;
-  LinearShape s{1, 64, 64, ir::Scheme::Q8TA, false, false};
+  LinearShape s;
+  s.m = 1;
+  s.k = 64;
+  s.n = 64;
+  s.act = ir::Scheme::Q8TA;
   auto c = SelectLinear(s, *p, o);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("shaderIntegerDotProduct"), std::string::npos);
@@ -91,7 +116,11 @@ TEST(Select, ForcingIntDotNeedsTheFeature) {
 TEST(Select, LongReductionsFallBackToDequant) {
   auto p = LoadProfile("nvidia-hopper");
   ASSERT_TRUE(p.ok());
-  LinearShape s{1, 70000, 8, ir::Scheme::Q8TA, false, false};
+  LinearShape s;
+  s.m = 1;
+  s.k = 70000;
+  s.n = 8;
+  s.act = ir::Scheme::Q8TA;
   auto c = SelectLinear(s, *p, {});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->accum, Accum::Dequant);

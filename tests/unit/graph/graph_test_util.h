@@ -116,9 +116,182 @@ inline ir::Graph MakeTwoLayerGraph(TwoLayerDims d = {}) {
   return g;
 }
 
+// Packs 4-bit values (i4 in [-8, 7] or u4 in [0, 15]) two per byte, low nibble first.
+inline std::vector<uint8_t> Pack4(const std::vector<int>& v) {
+  std::vector<uint8_t> out((v.size() + 1) / 2, 0);
+  for (size_t i = 0; i < v.size(); ++i) {
+    out[i / 2] |= static_cast<uint8_t>((v[i] & 0x0F) << (4 * (i % 2)));
+  }
+  return out;
+}
+
+// Deterministic 4-bit pattern of n values covering the whole range: [-8, 7] or [0, 15].
+inline std::vector<int> Int4Pattern(size_t n, int seed, bool is_signed) {
+  std::vector<int> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<int>((i * 7 + seed * 3) % 16) - (is_signed ? 8 : 0);
+  return v;
+}
+
+// `n` positive scales (or zero points in [0, 15] via Int4Pattern) for grouped weights.
+inline std::vector<float> Scales(size_t n, float base) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = base * static_cast<float>(1 + i % 7);
+  return v;
+}
+
+// The int4 MLP block of docs/graph-json.md, in IR form (tensor indices in brackets):
+//   x [0] f32 [tokens, D]
+//   gate [3] = linear(x, gate.weight [1] i4 q4gsw [F, D]), input dq8ca
+//   up [4]   = linear(x, up.weight [2] u4 q4gaw [F, D]), input dq8ca
+//   act [5]  = silu(gate);  h [6] = mul(act, up)
+//   y [9]    = linear(h, down.weight [7] i4 q4gsw [D, F], down.bias [8]), input dq8ca
+// Ops: 0 gate_proj, 1 up_proj, 2 act_fn (silu), 3 gated (mul), 4 down_proj.
+struct Int4MlpDims {
+  int64_t d = 64;
+  int64_t f = 96;
+  int32_t group = 32;
+};
+
+inline ir::Graph MakeInt4MlpGraph(Int4MlpDims dims = {}) {
+  ir::Graph g;
+  auto add = [&](std::string name, std::vector<int64_t> shape, ir::DType dt) -> ir::Tensor& {
+    ir::Tensor t;
+    t.name = std::move(name);
+    t.shape = std::move(shape);
+    t.dtype = dt;
+    g.tensors.push_back(std::move(t));
+    return g.tensors.back();
+  };
+  auto weight = [&](std::string name, int64_t n, int64_t k, ir::Scheme scheme, int seed) {
+    const bool sym = scheme == ir::Scheme::Q4GSW;
+    ir::Tensor& w = add(std::move(name), {n, k}, sym ? ir::DType::I4 : ir::DType::U4);
+    w.data = Own(Pack4(Int4Pattern(static_cast<size_t>(n * k), seed, sym)));
+    ir::Quant q;
+    q.scheme = scheme;
+    q.group_size = dims.group;
+    const size_t groups = static_cast<size_t>(n * (k / dims.group));
+    q.scales = Scales(groups, 0.001f * static_cast<float>(seed));
+    if (!sym) {
+      for (int z : Int4Pattern(groups, seed + 1, false)) q.zero_points.push_back(z);
+    }
+    w.quant = q;
+  };
+  const int64_t tok = ir::kSymbolicDim;
+  add("x", {tok, dims.d}, ir::DType::F32);
+  weight("gate.weight", dims.f, dims.d, ir::Scheme::Q4GSW, 1);
+  weight("up.weight", dims.f, dims.d, ir::Scheme::Q4GAW, 2);
+  add("gate", {tok, dims.f}, ir::DType::F32);
+  add("up", {tok, dims.f}, ir::DType::F32);
+  add("act", {tok, dims.f}, ir::DType::F32);
+  add("h", {tok, dims.f}, ir::DType::F32);
+  weight("down.weight", dims.d, dims.f, ir::Scheme::Q4GSW, 3);
+  std::vector<float> bias(static_cast<size_t>(dims.d));
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  add("down.bias", {dims.d}, ir::DType::F32).data = Own(ToBytes(bias));
+  add("y", {tok, dims.d}, ir::DType::F32);
+
+  auto op = [&](std::string name, ir::OpType type, std::vector<int> in, int out) {
+    ir::Op o;
+    o.name = std::move(name);
+    o.type = type;
+    o.inputs = std::move(in);
+    o.outputs = {out};
+    if (type == ir::OpType::Linear) o.linear.input_quant.scheme = ir::Scheme::DQ8CA;
+    g.ops.push_back(o);
+  };
+  op("gate_proj", ir::OpType::Linear, {0, 1}, 3);
+  op("up_proj", ir::OpType::Linear, {0, 2}, 4);
+  op("act_fn", ir::OpType::Silu, {3}, 5);
+  op("gated", ir::OpType::Mul, {5, 4}, 6);
+  op("down_proj", ir::OpType::Linear, {6, 7, 8}, 9);
+  g.inputs = {0};
+  g.outputs = {9};
+  return g;
+}
+
+// x [0] i8 [tokens, 16] with its own q8ta quant (0.1, 3) -> linear "proj" (proj.weight [1]
+// q8csw [8, 16], no input_quant, relu, output_quant q8to (0.2, -5)) -> y [2] i8 [tokens, 8]
+// carrying the same q8to quant.
+inline ir::Graph MakeQ8toGraph() {
+  ir::Graph g;
+  ir::Tensor x;
+  x.name = "x";
+  x.shape = {ir::kSymbolicDim, 16};
+  x.dtype = ir::DType::I8;
+  x.quant = ir::Quant{ir::Scheme::Q8TA, {0.1f}, {3}, 0, 0};
+  ir::Tensor w;
+  w.name = "proj.weight";
+  w.shape = {8, 16};
+  w.dtype = ir::DType::I8;
+  w.data = Own(ToBytes(Pattern(8 * 16, 3)));
+  w.quant = ir::Quant{ir::Scheme::Q8CSW, Scales(8, 0.01f), {}, 0, 0};
+  ir::Quant out_q{ir::Scheme::Q8TO, {0.2f}, {-5}, 0, 0};
+  ir::Tensor y;
+  y.name = "y";
+  y.shape = {ir::kSymbolicDim, 8};
+  y.dtype = ir::DType::I8;
+  y.quant = out_q;
+  g.tensors = {x, w, y};
+  ir::Op op;
+  op.name = "proj";
+  op.inputs = {0, 1};
+  op.outputs = {2};
+  op.linear.fused_relu = true;
+  op.linear.output_quant = out_q;
+  g.ops = {op};
+  g.inputs = {0};
+  g.outputs = {2};
+  return g;
+}
+
 inline std::vector<uint8_t> ConstBytes(const ir::Tensor& t) {
   if (!t.data) return {};
   return std::vector<uint8_t>(t.data->data(), t.data->data() + t.data->size);
+}
+
+// Field-by-field equality of two graphs (constant bytes compared by value).
+inline void ExpectSameGraph(const ir::Graph& a, const ir::Graph& b) {
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    const ir::Tensor& x = a.tensors[i];
+    const ir::Tensor& y = b.tensors[i];
+    SCOPED_TRACE(x.name);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.shape, y.shape);
+    EXPECT_EQ(x.dtype, y.dtype);
+    ASSERT_EQ(x.quant.has_value(), y.quant.has_value());
+    if (x.quant) {
+      EXPECT_EQ(x.quant->scheme, y.quant->scheme);
+      EXPECT_EQ(x.quant->scales, y.quant->scales);
+      EXPECT_EQ(x.quant->zero_points, y.quant->zero_points);
+      EXPECT_EQ(x.quant->axis, y.quant->axis);
+      EXPECT_EQ(x.quant->group_size, y.quant->group_size);
+    }
+    EXPECT_EQ(x.is_constant(), y.is_constant());
+    EXPECT_EQ(ConstBytes(x), ConstBytes(y));
+  }
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const ir::Op& x = a.ops[i];
+    const ir::Op& y = b.ops[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.type, y.type);
+    EXPECT_EQ(x.inputs, y.inputs);
+    EXPECT_EQ(x.outputs, y.outputs);
+    EXPECT_EQ(x.linear.fused_relu, y.linear.fused_relu);
+    EXPECT_EQ(x.linear.input_quant.scheme, y.linear.input_quant.scheme);
+    EXPECT_EQ(x.linear.input_quant.scales, y.linear.input_quant.scales);
+    EXPECT_EQ(x.linear.input_quant.zero_points, y.linear.input_quant.zero_points);
+    EXPECT_EQ(x.linear.input_quant.axis, y.linear.input_quant.axis);
+    EXPECT_EQ(x.linear.input_quant.group_size, y.linear.input_quant.group_size);
+    EXPECT_EQ(x.linear.output_quant.scheme, y.linear.output_quant.scheme);
+    EXPECT_EQ(x.linear.output_quant.scales, y.linear.output_quant.scales);
+    EXPECT_EQ(x.linear.output_quant.zero_points, y.linear.output_quant.zero_points);
+  }
+  EXPECT_EQ(a.inputs, b.inputs);
+  EXPECT_EQ(a.outputs, b.outputs);
+  EXPECT_EQ(a.symbolic_dim, b.symbolic_dim);
 }
 
 }  // namespace vkqc::testing_util

@@ -305,24 +305,28 @@ TEST_F(ImportJsonTest, RejectsZeroScale) {
   EXPECT_TRUE(FailsWith(Import(), {json_path_, "'fc1.weight'", "scale[2]", "> 0"}));
 }
 
-TEST_F(ImportJsonTest, RejectsUnsupportedQ4gsw) {
+TEST_F(ImportJsonTest, RejectsInt4WhenKNotMultipleOf8) {
   Tensor(4) = json::parse(R"({"name": "fc2.weight", "shape": [3, 5], "dtype": "i4",
       "data": "fc2.packed4", "quant": {"scheme": "q4gsw", "scales": [0.1, 0.1, 0.1],
       "group_size": 5}})");
-  EXPECT_TRUE(
-      FailsWith(Import(), {json_path_, "op 1 'fc2'", "q4gsw", "unsupported in this version"}));
+  EXPECT_TRUE(FailsWith(Import(), {json_path_, "op 1 'fc2'", "'fc2.weight'", "group_size 5", "K=5",
+                                   "not a multiple of 8"}));
 }
 
-TEST_F(ImportJsonTest, RejectsUnsupportedQ8to) {
+TEST_F(ImportJsonTest, RejectsQ8toWithF32OutputTensor) {
   Op(1)["output_quant"] = {{"scheme", "q8to"}, {"scale", 0.1}, {"zero_point", 0}};
-  EXPECT_TRUE(
-      FailsWith(Import(), {json_path_, "op 1 'fc2'", "q8to", "unsupported in this version"}));
+  EXPECT_TRUE(FailsWith(Import(), {json_path_, "ops[1] 'fc2'", "output_quant q8to",
+                                   "output tensor 'y'", "\"dtype\": \"i8\"", "it is f32"}));
 }
 
-TEST_F(ImportJsonTest, RejectsUnsupportedDq8ca) {
+TEST_F(ImportJsonTest, AcceptsDq8caWithQ8cswWeights) {
   Op(1)["input_quant"] = {{"scheme", "dq8ca"}};
-  EXPECT_TRUE(
-      FailsWith(Import(), {json_path_, "op 1 'fc2'", "dq8ca", "unsupported in this version"}));
+  auto r = Import();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->ops[1].linear.input_quant.scheme, ir::Scheme::DQ8CA);
+  EXPECT_TRUE(r->ops[1].linear.input_quant.scales.empty());
+  Op(1)["input_quant"]["zero_point"] = 0;
+  EXPECT_TRUE(FailsWith(Import(), {json_path_, "ops[1] 'fc2'", "dq8ca takes no scale"}));
 }
 
 TEST_F(ImportJsonTest, RejectsUnknownScheme) {

@@ -28,6 +28,10 @@ TEST(IrTest, Names) {
   EXPECT_STREQ(ir::SchemeName(ir::Scheme::DQ8CA), "dq8ca");
   EXPECT_STREQ(ir::SchemeName(ir::Scheme::Float), "float");
   EXPECT_STREQ(ir::OpTypeName(ir::OpType::Linear), "linear");
+  EXPECT_STREQ(ir::OpTypeName(ir::OpType::Mul), "mul");
+  EXPECT_STREQ(ir::OpTypeName(ir::OpType::Silu), "silu");
+  EXPECT_EQ(static_cast<int>(ir::OpType::Mul), 1);
+  EXPECT_EQ(static_cast<int>(ir::OpType::Silu), 2);
 }
 
 TEST(IrTest, ElementsAndLookup) {
@@ -219,40 +223,20 @@ TEST(VerifyTest, RejectsWeightAxis) {
   EXPECT_TRUE(FailsWith(VerifyGraph(g, kOrigin), {kOrigin, "op 1 'fc2'", "axis 1"}));
 }
 
-TEST(VerifyTest, RejectsUnsupportedQ4gsw) {
+TEST(VerifyTest, RejectsInt4SchemeOnI8Weight) {
   ir::Graph g = MakeTwoLayerGraph();
   g.tensors[4].quant->scheme = ir::Scheme::Q4GSW;
   EXPECT_TRUE(FailsWith(VerifyGraph(g, kOrigin),
-                        {kOrigin, "op 1 'fc2'", "q4gsw", "unsupported in this version"}));
-}
-
-TEST(VerifyTest, RejectsUnsupportedQ4gaw) {
-  ir::Graph g = MakeTwoLayerGraph();
+                        {kOrigin, "op 1 'fc2'", "'fc2.weight'", "is i8", "must be i4"}));
   g.tensors[4].quant->scheme = ir::Scheme::Q4GAW;
   EXPECT_TRUE(FailsWith(VerifyGraph(g, kOrigin),
-                        {kOrigin, "op 1 'fc2'", "q4gaw", "unsupported in this version"}));
+                        {kOrigin, "op 1 'fc2'", "'fc2.weight'", "is i8", "must be u4"}));
 }
 
 TEST(VerifyTest, RejectsActivationSchemeOnWeight) {
   ir::Graph g = MakeTwoLayerGraph();
   g.tensors[4].quant->scheme = ir::Scheme::Q8TA;
   EXPECT_TRUE(FailsWith(VerifyGraph(g, kOrigin), {kOrigin, "op 1 'fc2'", "not a weight scheme"}));
-}
-
-TEST(VerifyTest, RejectsUnsupportedDq8ca) {
-  ir::Graph g = MakeTwoLayerGraph();
-  g.ops[1].linear.input_quant.scheme = ir::Scheme::DQ8CA;
-  EXPECT_TRUE(FailsWith(VerifyGraph(g, kOrigin),
-                        {kOrigin, "op 1 'fc2'", "dq8ca", "unsupported in this version"}));
-}
-
-TEST(VerifyTest, RejectsUnsupportedQ8to) {
-  ir::Graph g = MakeTwoLayerGraph();
-  g.ops[1].linear.output_quant.scheme = ir::Scheme::Q8TO;
-  g.ops[1].linear.output_quant.scales = {0.1f};
-  g.ops[1].linear.output_quant.zero_points = {0};
-  EXPECT_TRUE(FailsWith(VerifyGraph(g, kOrigin),
-                        {kOrigin, "op 1 'fc2'", "q8to", "unsupported in this version"}));
 }
 
 TEST(VerifyTest, RejectsQ8taWithoutParameters) {

@@ -12,7 +12,10 @@ namespace {
 
 namespace fbg = vkqc::fb::graph;
 using testing_util::ConstBytes;
+using testing_util::ExpectSameGraph;
 using testing_util::FailsWith;
+using testing_util::MakeInt4MlpGraph;
+using testing_util::MakeQ8toGraph;
 using testing_util::MakeTempDir;
 using testing_util::MakeTwoLayerGraph;
 
@@ -41,45 +44,6 @@ size_t DataRefPos(const std::vector<uint8_t>& bytes, int index) {
 
 void PutU64(std::vector<uint8_t>& bytes, size_t pos, uint64_t v) {
   for (int i = 0; i < 8; ++i) bytes[pos + i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-void ExpectSameGraph(const ir::Graph& a, const ir::Graph& b) {
-  ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  for (size_t i = 0; i < a.tensors.size(); ++i) {
-    const ir::Tensor& x = a.tensors[i];
-    const ir::Tensor& y = b.tensors[i];
-    SCOPED_TRACE(x.name);
-    EXPECT_EQ(x.name, y.name);
-    EXPECT_EQ(x.shape, y.shape);
-    EXPECT_EQ(x.dtype, y.dtype);
-    ASSERT_EQ(x.quant.has_value(), y.quant.has_value());
-    if (x.quant) {
-      EXPECT_EQ(x.quant->scheme, y.quant->scheme);
-      EXPECT_EQ(x.quant->scales, y.quant->scales);
-      EXPECT_EQ(x.quant->zero_points, y.quant->zero_points);
-      EXPECT_EQ(x.quant->axis, y.quant->axis);
-      EXPECT_EQ(x.quant->group_size, y.quant->group_size);
-    }
-    EXPECT_EQ(x.is_constant(), y.is_constant());
-    EXPECT_EQ(ConstBytes(x), ConstBytes(y));
-  }
-  ASSERT_EQ(a.ops.size(), b.ops.size());
-  for (size_t i = 0; i < a.ops.size(); ++i) {
-    const ir::Op& x = a.ops[i];
-    const ir::Op& y = b.ops[i];
-    EXPECT_EQ(x.name, y.name);
-    EXPECT_EQ(x.type, y.type);
-    EXPECT_EQ(x.inputs, y.inputs);
-    EXPECT_EQ(x.outputs, y.outputs);
-    EXPECT_EQ(x.linear.fused_relu, y.linear.fused_relu);
-    EXPECT_EQ(x.linear.input_quant.scheme, y.linear.input_quant.scheme);
-    EXPECT_EQ(x.linear.input_quant.scales, y.linear.input_quant.scales);
-    EXPECT_EQ(x.linear.input_quant.zero_points, y.linear.input_quant.zero_points);
-    EXPECT_EQ(x.linear.output_quant.scheme, y.linear.output_quant.scheme);
-  }
-  EXPECT_EQ(a.inputs, b.inputs);
-  EXPECT_EQ(a.outputs, b.outputs);
-  EXPECT_EQ(a.symbolic_dim, b.symbolic_dim);
 }
 
 TEST(VkqgIoTest, RoundTripThroughFile) {
@@ -124,6 +88,118 @@ TEST(VkqgIoTest, RoundTripKeepsQuantDetailsAndSerializesDeterministically) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ExpectSameGraph(g, r.value());
   EXPECT_EQ(Serialize(r.value()), a);
+}
+
+TEST(VkqgIoTest, SchemaEnumsMatchIr) {
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Linear), static_cast<int>(ir::OpType::Linear));
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Mul), static_cast<int>(ir::OpType::Mul));
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Silu), static_cast<int>(ir::OpType::Silu));
+  EXPECT_EQ(static_cast<int>(fbg::OpType::MAX), 2);
+  EXPECT_EQ(static_cast<int>(fbg::Scheme::Q4GSW), static_cast<int>(ir::Scheme::Q4GSW));
+  EXPECT_EQ(static_cast<int>(fbg::Scheme::Q4GAW), static_cast<int>(ir::Scheme::Q4GAW));
+  EXPECT_EQ(static_cast<int>(fbg::Scheme::DQ8CA), static_cast<int>(ir::Scheme::DQ8CA));
+  EXPECT_EQ(static_cast<int>(fbg::Scheme::Q8TO), static_cast<int>(ir::Scheme::Q8TO));
+  EXPECT_EQ(static_cast<int>(fbg::DType::I4), static_cast<int>(ir::DType::I4));
+  EXPECT_EQ(static_cast<int>(fbg::DType::U4), static_cast<int>(ir::DType::U4));
+}
+
+TEST(VkqgIoTest, RoundTripInt4MlpWithGlueOps) {
+  const ir::Graph g = MakeInt4MlpGraph();
+  const std::vector<uint8_t> a = Serialize(g);
+  auto r = Read(a);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectSameGraph(g, r.value());
+  EXPECT_EQ(Serialize(r.value()), a);
+
+  const ir::Graph& b = r.value();
+  EXPECT_EQ(b.ops[2].type, ir::OpType::Silu);
+  EXPECT_EQ(b.ops[3].type, ir::OpType::Mul);
+  EXPECT_EQ(b.ops[1].linear.input_quant.scheme, ir::Scheme::DQ8CA);
+  const ir::Tensor& up = b.tensors[2];
+  EXPECT_EQ(up.dtype, ir::DType::U4);
+  EXPECT_EQ(up.quant->scheme, ir::Scheme::Q4GAW);
+  EXPECT_EQ(up.quant->group_size, 32);
+  EXPECT_EQ(up.quant->scales.size(), 96u * 2);
+  EXPECT_EQ(up.quant->zero_points.size(), 96u * 2);
+  EXPECT_EQ(b.tensors[7].quant->scales.size(), 64u * 3);
+
+  // On disk: i4/u4 DataRef lengths are ceil(N*K/2); glue ops carry no attributes.
+  const fbg::Graph* fg = fbg::GetSizePrefixedGraph(a.data());
+  EXPECT_EQ(fg->tensors()->Get(1)->data()->length(), 96u * 64 / 2);
+  EXPECT_EQ(fg->tensors()->Get(2)->data()->length(), 96u * 64 / 2);
+  EXPECT_EQ(fg->tensors()->Get(7)->data()->length(), 64u * 96 / 2);
+  EXPECT_EQ(fg->ops()->Get(2)->type(), fbg::OpType::Silu);
+  EXPECT_EQ(fg->ops()->Get(2)->attrs_type(), fbg::OpAttrs::NONE);
+  EXPECT_EQ(fg->ops()->Get(3)->type(), fbg::OpType::Mul);
+  EXPECT_EQ(fg->ops()->Get(3)->attrs_type(), fbg::OpAttrs::NONE);
+  EXPECT_EQ(fg->ops()->Get(0)->attrs_type(), fbg::OpAttrs::LinearAttrs);
+}
+
+TEST(VkqgIoTest, RoundTripInt8InputAndQ8toOutput) {
+  const ir::Graph g = MakeQ8toGraph();
+  const std::vector<uint8_t> a = Serialize(g);
+  auto r = Read(a);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectSameGraph(g, r.value());
+  EXPECT_EQ(Serialize(r.value()), a);
+  const ir::Tensor& y = r->tensors[2];
+  EXPECT_EQ(y.dtype, ir::DType::I8);
+  EXPECT_EQ(y.quant->scheme, ir::Scheme::Q8TO);
+  EXPECT_EQ(r->ops[0].linear.output_quant.scales, std::vector<float>{0.2f});
+  EXPECT_EQ(r->ops[0].linear.output_quant.zero_points, std::vector<int32_t>{-5});
+  EXPECT_EQ(r->tensors[0].quant->scheme, ir::Scheme::Q8TA);
+  EXPECT_EQ(r->ops[0].linear.input_quant.scheme, ir::Scheme::None);
+}
+
+// A graph "a -> op -> y" (f32 [4]) built directly, so the op's type and attributes can be
+// ones the writer would never produce.
+std::vector<uint8_t> RawOneOpGraph(fbg::OpType type, bool linear_attrs) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fbg::Tensor>> tensors;
+  for (const char* name : {"a", "y"}) {
+    tensors.push_back(
+        fbg::CreateTensor(fbb, fbb.CreateString(name), fbb.CreateVector(std::vector<int64_t>{4})));
+  }
+  auto attrs = fbg::CreateLinearAttrs(fbb);
+  auto op =
+      fbg::CreateOp(fbb, fbb.CreateString("glue"), type, fbb.CreateVector(std::vector<int32_t>{0}),
+                    fbb.CreateVector(std::vector<int32_t>{1}),
+                    linear_attrs ? fbg::OpAttrs::LinearAttrs : fbg::OpAttrs::NONE,
+                    linear_attrs ? attrs.Union() : 0);
+  auto root =
+      fbg::CreateGraph(fbb, 1, fbb.CreateVector(tensors),
+                       fbb.CreateVector(std::vector<flatbuffers::Offset<fbg::Op>>{op}),
+                       fbb.CreateVector(std::vector<int32_t>{0}),
+                       fbb.CreateVector(std::vector<int32_t>{1}), fbb.CreateString("tokens"), 0);
+  fbg::FinishSizePrefixedGraphBuffer(fbb, root);
+  std::vector<uint8_t> out(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  out.resize((out.size() + 63) / 64 * 64, 0);
+  return out;
+}
+
+TEST(VkqgIoTest, ReadsRawGlueOp) {
+  auto r = Read(RawOneOpGraph(fbg::OpType::Silu, false));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->ops[0].type, ir::OpType::Silu);
+}
+
+TEST(VkqgIoTest, RejectsLinearAttrsOnGlueOp) {
+  EXPECT_TRUE(FailsWith(Read(RawOneOpGraph(fbg::OpType::Silu, true)),
+                        {"model.vkqg", "op 0 'glue'", "silu op carries LinearAttrs"}));
+}
+
+TEST(VkqgIoTest, RejectsUnknownOpType) {
+  EXPECT_TRUE(FailsWith(
+      Read(RawOneOpGraph(static_cast<fbg::OpType>(9), false)),
+      {"model.vkqg", "op 0 'glue'", "unknown op type 9", "linear, mul, silu", "newer vkqc"}));
+}
+
+TEST(VkqgIoTest, SerializeRefusesLinearAttrsOnGlueOp) {
+  ir::Graph g = MakeInt4MlpGraph();
+  g.ops[3].linear.fused_relu = true;
+  auto r = SerializeGraph(g);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(testing_util::MessageHas(r.error(), {"'gated'", "linear attributes"}));
 }
 
 TEST(VkqgIoTest, Fnv1a64KnownValues) {
@@ -236,10 +312,33 @@ TEST(VkqgIoTest, RejectsUnknownEnumValues) {
   EXPECT_TRUE(FailsWith(Read(Serialize(g)), {"model.vkqg", "tensor 'h1'", "unknown dtype 50"}));
 }
 
+TEST(VkqgIoTest, RejectsInt4DataRefLengthNotMatchingShape) {
+  std::vector<uint8_t> b = Serialize(MakeInt4MlpGraph());
+  PutU64(b, DataRefPos(b, 2) + 8, 96 * 64 / 2 - 1);
+  EXPECT_TRUE(FailsWith(Read(b), {"model.vkqg", "tensor 'up.weight'", "3071 bytes", "6144 elements",
+                                  "u4", "need 3072"}));
+}
+
 TEST(VkqgIoTest, RejectsInvalidGraphSemantics) {
   ir::Graph g = MakeTwoLayerGraph();
   g.tensors[1].quant->scheme = ir::Scheme::Q4GSW;
-  EXPECT_TRUE(FailsWith(Read(Serialize(g)), {"model.vkqg", "op 0 'fc1'", "q4gsw", "unsupported"}));
+  EXPECT_TRUE(FailsWith(Read(Serialize(g)), {"model.vkqg", "op 0 'fc1'", "q4gsw", "must be i4"}));
+  g = MakeInt4MlpGraph();
+  g.tensors[7].quant->group_size = 20;
+  EXPECT_TRUE(FailsWith(Read(Serialize(g)),
+                        {"model.vkqg", "op 4 'down_proj'", "group_size 20", "divides K=96"}));
+  g = MakeInt4MlpGraph();
+  g.tensors[2].quant->zero_points[0] = 15 + 1;
+  EXPECT_TRUE(FailsWith(Read(Serialize(g)), {"model.vkqg", "op 1 'up_proj'", "[0, 15]"}));
+  g = MakeQ8toGraph();
+  g.tensors[2].quant->scales = {0.3f};
+  EXPECT_TRUE(FailsWith(Read(Serialize(g)), {"model.vkqg", "op 0 'proj'", "same q8to quant"}));
+  g = MakeQ8toGraph();
+  g.ops[0].linear.input_quant = ir::Quant{ir::Scheme::DQ8CA, {}, {}, 0, 0};
+  EXPECT_TRUE(FailsWith(Read(Serialize(g)), {"model.vkqg", "op 0 'proj'", "already int8"}));
+  g = MakeInt4MlpGraph();
+  g.ops[3].inputs = {5, 0};
+  EXPECT_TRUE(FailsWith(Read(Serialize(g)), {"model.vkqg", "op 3 'gated'", "identical shapes"}));
 }
 
 // Every truncation and many random byte flips: never a crash; any graph that reads back is valid.
@@ -291,6 +390,27 @@ TEST(VkqgIoTest, SurvivesTruncationAndBitFlips) {
   }
   // Flips in constant data or in the padding keep the graph valid; some must be accepted.
   EXPECT_GT(accepted, 0);
+}
+
+// The int4 graph's header (quant arrays, glue ops without attrs) under random flips: refused
+// with the file named, or read back as a valid graph.
+TEST(VkqgIoTest, SurvivesHeaderBitFlipsInInt4Graph) {
+  const std::vector<uint8_t> good = Serialize(MakeInt4MlpGraph());
+  const size_t header = SegmentStart(good);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<size_t> pos(0, header - 1);
+  std::uniform_int_distribution<int> byte(1, 255);
+  for (int iter = 0; iter < 5000; ++iter) {
+    std::vector<uint8_t> b = good;
+    for (int i = 0; i < 2; ++i) b[pos(rng)] ^= static_cast<uint8_t>(byte(rng));
+    auto r = Read(b, "fuzz.vkqg");
+    if (!r.ok()) {
+      EXPECT_NE(r.error().message.find("fuzz.vkqg"), std::string::npos) << r.error().message;
+      continue;
+    }
+    Status s = VerifyGraph(r.value(), "fuzz.vkqg");
+    EXPECT_TRUE(s.ok()) << s.error().message;
+  }
 }
 
 }  // namespace
