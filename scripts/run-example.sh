@@ -17,3 +17,11 @@ build/vkqc compile "$out/mlp.vkqg" --target "$out/local.json" --tokens 1,64 -o "
 build/vkqc inspect "$out/mlp.vkqb"
 build/vkqc run "$out/mlp.vkqb" --tokens 1 --validation --reference "$out/mlp.vkqg" --output-dir "$out"
 build/vkqc run "$out/mlp.vkqb" --tokens 64 --validation --reference "$out/mlp.vkqg" --output-dir "$out"
+
+# The MLP block of Llama-3.2-1B (int4 weights, dynamic per-token int8 activations): one bundle,
+# two programs (decode: 1 token, prefill: 128 tokens) sharing one copy of the weights.
+python3 examples/llama-mlp/make_example.py "$out/llama-mlp"
+build/vkqc compile "$out/llama-mlp/graph.json" --target "$out/local.json" --tokens 1,128 -o "$out/llama-mlp.vkqb"
+build/vkqc inspect "$out/llama-mlp.vkqb"
+build/vkqc run "$out/llama-mlp.vkqb" --tokens 1 --validation --reference "$out/llama-mlp/graph.json"
+build/vkqc run "$out/llama-mlp.vkqb" --tokens 128 --validation --reference "$out/llama-mlp/graph.json"
