@@ -143,6 +143,7 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
   std::map<int, std::vector<float>> values;
   GraphResult res;
   std::map<int, std::vector<float>> magnitude;
+  std::map<int, std::vector<QParams>> row_params;  // per-token int8 tensors
   for (int t : g.inputs) {
     const ir::Tensor& ten = g.tensors[t];
     auto it = inputs.find(ten.name);
@@ -173,6 +174,23 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
       values[op.outputs[0]] = std::move(y);
       continue;
     }
+    if (op.type == ir::OpType::Quantize) {
+      const ir::Tensor& qt = g.tensors[op.outputs[0]];
+      const auto& x = values[op.inputs[0]];
+      const int64_t k = qt.shape.back(), m = int64_t(x.size()) / k;
+      std::vector<float> q(x.size());
+      std::vector<QParams> params;
+      for (int64_t r = 0; r < m; ++r) {
+        const QParams p = qt.quant->scheme == ir::Scheme::DQ8CA ? ChooseQParamsPerToken(x.data() + r * k, k)
+                                                                : TensorParams(*qt.quant);
+        const float inv = 1.0f / p.scale;
+        for (int64_t j = 0; j < k; ++j) q[r * k + j] = float(QuantizeInt8(x[r * k + j], inv, p.zero_point));
+        params.push_back(p);
+      }
+      row_params[op.outputs[0]] = std::move(params);
+      values[op.outputs[0]] = std::move(q);
+      continue;
+    }
     if (op.type != ir::OpType::Linear) return UserError("reference: unsupported op " + op.name);
     const ir::Tensor& xt = g.tensors[op.inputs[0]];
     const std::vector<float>& x = values[op.inputs[0]];
@@ -191,7 +209,8 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
       std::vector<QParams> params;
       if (x_int8) {
         for (size_t j = 0; j < x.size(); ++j) xq[j] = int32_t(x[j]);
-        params = {TensorParams(*xt.quant)};
+        if (xt.quant->scheme == ir::Scheme::DQ8CA) params = row_params.at(op.inputs[0]);
+        else params = {TensorParams(*xt.quant)};
       } else if (act == ir::Scheme::Q8TA) {
         params = {TensorParams(op.linear.input_quant)};
         const float inv = 1.0f / params[0].scale;

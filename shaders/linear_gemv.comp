@@ -5,7 +5,7 @@
 // neighbouring threads read neighbouring 16-byte words), then reduce across the workgroup: a
 // shared-memory tree, or with VKQC_SUBGROUP subgroupAdd and a short shared-memory pass (the
 // subgroup size SG is pinned at pipeline creation). Int4 layers fold int32 partial sums into
-// fp32 once per group, or once per 8-value word when a group is shorter than a unit.
+// fp32 once per 32-value unit when groups are multiples of 32, else once per 8-value word.
 layout(local_size_x_id = 0) in;
 #include "linear_common.glslh"
 #ifdef VKQC_SUBGROUP
@@ -77,7 +77,14 @@ void main() {
       const uvec4 wv = uvec4(cw[n * KW + 4u * c], cw[n * KW + 4u * c + 1u], cw[n * KW + 4u * c + 2u],
                              cw[n * KW + 4u * c + 3u]);
 #ifdef VKQC_W4
-      // Decode the unit's 4 int4 words into 8 int8 words (w - zp); fold per group.
+      // Decode the unit's 4 int4 words into 8 int8 words (w - zp). When groups are multiples of
+      // the 32-value unit, the whole unit is one group: keep int32 partial sums across its words
+      // and fold once; shorter groups fold per word.
+      const bool unit_in_one_group = GS % 32u == 0u;
+#ifdef VKQC_INT_DOT
+      int part[MB];
+      for (uint mi = 0u; mi < MB; ++mi) part[mi] = 0;
+#endif
       for (uint q = 0u; q < 4u; ++q) {
         const uint k8 = 4u * c + q;
         if (k8 >= K8) break;
@@ -95,13 +102,23 @@ void main() {
           const uint m = mbase + mi;
           if (m >= M) break;
 #ifdef VKQC_INT_DOT
-          const int p = SDOT(xq[m * K4P + 2u * k8], lo) + SDOT(xq[m * K4P + 2u * k8 + 1u], hi);
-          acc[mi * NR + r] += float(p - zx[mi] * sw) * s;
+          const int p = SDOT(xq[m * K4P + 2u * k8], lo) + SDOT(xq[m * K4P + 2u * k8 + 1u], hi) - zx[mi] * sw;
+          if (unit_in_one_group) {
+            part[mi] += p;
+          } else {
+            acc[mi * NR + r] += float(p) * s;
+          }
 #else
           acc[mi * NR + r] += (dot(x_vec(m, 2u * k8), flo) + dot(x_vec(m, 2u * k8 + 1u), fhi)) * s;
 #endif
         }
       }
+#ifdef VKQC_INT_DOT
+      if (unit_in_one_group && 4u * c < K8) {
+        const float s = weight_scale(n, (c * 32u) / GS);
+        for (uint mi = 0u; mi < MB; ++mi) acc[mi * NR + r] += float(part[mi]) * s;
+      }
+#endif
 #else
       for (uint mi = 0u; mi < MB; ++mi) {
         const uint m = mbase + mi;

@@ -329,6 +329,15 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
                            " (known: none, q8csw, q4gsw, q4gaw, q8ta, dq8ca, q8to, float)");
   }
   q.scheme = *s;
+  if (q.scheme == ir::Scheme::DQ8CA) {
+    for (const char* key : {"scale", "zero_point", "scales", "zero_points"}) {
+      if (j.contains(key)) {
+        return Fail(where, std::string("quant dq8ca takes no ") + Quote(key) +
+                               ": per-token scales and zero points are computed at run time; "
+                               "remove it, or use q8ta for a fixed scale and zero point");
+      }
+    }
+  }
   // Per-tensor schemes may give their one scale and zero point as "scale" / "zero_point".
   const bool per_tensor = q.scheme == ir::Scheme::Q8TA || q.scheme == ir::Scheme::Q8TO;
   std::vector<std::string> keys = {"scheme", "scales", "zero_points", "axis", "group_size"};
@@ -609,6 +618,7 @@ const std::vector<OpSyntax>& OpSyntaxes() {
        &Importer::ParseLinear},
       {"mul", ir::OpType::Mul, {}, &Importer::ParseNoAttrs},
       {"silu", ir::OpType::Silu, {}, &Importer::ParseNoAttrs},
+      {"quantize", ir::OpType::Quantize, {}, &Importer::ParseNoAttrs},
   };
   return kOps;
 }

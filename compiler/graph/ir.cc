@@ -72,6 +72,8 @@ const char* OpTypeName(OpType t) {
       return "mul";
     case OpType::Silu:
       return "silu";
+    case OpType::Quantize:
+      return "quantize";
   }
   return "unknown-op";
 }

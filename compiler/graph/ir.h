@@ -54,15 +54,21 @@ struct Tensor {
 //   Linear: inputs [x, weight, bias?], outputs [y]; attrs in Op::linear.
 //   Mul:    inputs [a, b], outputs [y]; f32, identical shapes; y = a * b. No attrs.
 //   Silu:   inputs [a], outputs [y]; f32, same shape; y = a / (1 + exp(-a)). No attrs.
-enum class OpType : uint16_t { Linear = 0, Mul = 1, Silu = 2 };
-const char* OpTypeName(OpType t);  // "linear", "mul", "silu"
+//   Quantize: inputs [x] (f32, rank 2, non-constant), outputs [q] (i8, same shape). No attrs;
+//           q's quant is the scheme: Q8TA (one scale > 0, one zero point in [-128, 127]) or
+//           DQ8CA (per token: scales and zero points empty; each row's parameters are computed
+//           at run time and kept beside the tensor). An i8 DQ8CA tensor is always the output
+//           of a quantize op and is never a graph input or output.
+enum class OpType : uint16_t { Linear = 0, Mul = 1, Silu = 2, Quantize = 3 };
+const char* OpTypeName(OpType t);  // "linear", "mul", "silu", "quantize"
 
 // Weights: W [N, K] (row = output channel), schemes (DESIGN 4):
 //   q8csw: i8, N scales, zero points empty or all 0;
 //   q4gsw: i4, group_size G (multiple of 8 dividing K), N*(K/G) scales row-major [n][g],
 //          zero points empty;
 //   q4gaw: u4, as q4gsw plus N*(K/G) zero points in [0, 15].
-// x: f32, or i8 carrying its own per-tensor Q8TA quant (then input_quant is None).
+// x: f32, or i8 carrying its own quant (then input_quant is None): per-tensor Q8TA/Q8TO, or
+// per-token DQ8CA (produced by a quantize op).
 struct LinearAttrs {
   // None/Float = weight-only; Q8TA = static per tensor (one scale, one zero point);
   // DQ8CA = dynamic per token (no scales or zero points: the GPU computes them).

@@ -73,7 +73,8 @@ Status CheckQuantArrays(const TensorCtx& c, const ir::Quant& q) {
     float s = q.scales[i];
     if (!std::isfinite(s) || s <= 0.0f) {
       return c.Fail("scale[" + std::to_string(i) + "] is " + std::to_string(s) +
-                    "; quantization scales must be finite and > 0 (re-export the weights)");
+                    "; quantization scales must be finite and > 0" +
+                    (c.t.is_constant() ? " (re-export the weights)" : ""));
     }
   }
   if (q.group_size < 0) return c.Fail("group_size must be >= 0");
@@ -189,34 +190,32 @@ Status CheckActivationQuant(const OpCtx& c, const ir::Quant& q) {
   }
 }
 
-// x of a linear: f32 with any input_quant, or i8 carrying its own per-tensor q8ta quant.
+// x of a linear: f32 with any input_quant, or i8 carrying its own quant: per tensor (q8ta, or the
+// q8to of the linear that produced it) or per token (dq8ca, from a quantize op; that it has one
+// is checked with the graph structure).
 Status CheckLinearInput(const OpCtx& c, const Tensor& x) {
   const ir::Quant& iq = c.op.linear.input_quant;
   const std::string xn = "input " + Quote(x.name);
   if (x.dtype == DType::F32) return CheckActivationQuant(c, iq);
   if (x.dtype != DType::I8) {
     return c.Fail(xn + " is " + ir::DTypeName(x.dtype) +
-                  "; it must be f32, or i8 with a per-tensor q8ta quant");
+                  "; it must be f32, or i8 with a per-tensor q8ta or per-token dq8ca quant");
   }
   const Scheme xs = x.quant ? x.quant->scheme : Scheme::None;
-  if (xs == Scheme::DQ8CA) {
-    return c.Fail(xn +
-                  " is i8 with per-token quant dq8ca, which is unsupported in this version; give "
-                  "the f32 activations with input_quant dq8ca, or an i8 tensor with per-tensor "
-                  "q8ta quant");
-  }
-  // A q8to output (per tensor) feeds the next linear as its int8 input.
-  if (xs != Scheme::Q8TA && xs != Scheme::Q8TO) {
+  if (xs != Scheme::Q8TA && xs != Scheme::Q8TO && xs != Scheme::DQ8CA) {
     return c.Fail(xn + " is i8 " +
                   (xs == Scheme::None ? std::string("without quantization")
                                       : std::string("with quant ") + ir::SchemeName(xs)) +
                   "; an i8 input needs a per-tensor q8ta quant (one scale, one zero point) on "
-                  "the tensor, or make it f32");
+                  "the tensor, or per-token dq8ca from a quantize op, or make it f32");
   }
-  VKQC_TRY(CheckPerTensor(c, xn + " quant " + ir::SchemeName(xs), *x.quant));
+  if (xs != Scheme::DQ8CA) {
+    VKQC_TRY(CheckPerTensor(c, xn + " quant " + ir::SchemeName(xs), *x.quant));
+  }
   if (iq.scheme != Scheme::None || !iq.scales.empty() || !iq.zero_points.empty()) {
-    return c.Fail(xn + " is already int8 (its own q8ta quant is used), so input_quant must be " +
-                  "absent, but it is " + ir::SchemeName(iq.scheme) + "; remove input_quant");
+    return c.Fail(xn + " is already int8 (its own " + ir::SchemeName(xs) +
+                  " quant is used), so input_quant must be absent, but it is " +
+                  ir::SchemeName(iq.scheme) + "; remove input_quant");
   }
   return {};
 }
@@ -466,6 +465,55 @@ Status CheckElementwise(const OpCtx& c) {
   return {};
 }
 
+// quantize: f32 [M, K] (non-constant) -> i8 [M, K]; the output tensor's quant is the scheme,
+// q8ta (static per tensor) or dq8ca (per token, parameters computed at run time).
+Status CheckQuantize(const OpCtx& c) {
+  VKQC_TRY(CheckNoLinearAttrs(c));
+  const Graph& g = c.g;
+  const Tensor& x = c.In(0);
+  const Tensor& q = c.Out(0);
+  const std::string xn = "input " + Quote(x.name);
+  const std::string qn = "output " + Quote(q.name);
+  if (x.is_constant()) {
+    return c.Fail(xn + " is a constant; quantize takes a computed f32 tensor (store a constant "
+                  "already quantized, with its quant, instead)");
+  }
+  if (x.dtype != DType::F32) {
+    return c.Fail(xn + " is " + ir::DTypeName(x.dtype) + "; quantize takes f32");
+  }
+  if (x.shape.size() != 2) {
+    return c.Fail(xn + " has shape " + Dims(g, x.shape) +
+                  "; quantize takes rank 2 [M, K] (rows are tokens)");
+  }
+  if (q.dtype != DType::I8) {
+    return c.Fail(qn + " is " + ir::DTypeName(q.dtype) + "; quantize writes i8");
+  }
+  if (q.shape != x.shape) {
+    return c.Fail(qn + " has shape " + Dims(g, q.shape) + " but " + xn + " has shape " +
+                  Dims(g, x.shape) + "; quantize keeps the shape");
+  }
+  const Scheme qs = q.quant ? q.quant->scheme : Scheme::None;
+  switch (qs) {
+    case Scheme::Q8TA:
+      return CheckPerTensor(c, qn + " quant q8ta", *q.quant);
+    case Scheme::DQ8CA:
+      if (!q.quant->scales.empty() || !q.quant->zero_points.empty()) {
+        return c.Fail(qn + " quant dq8ca has " + std::to_string(q.quant->scales.size()) +
+                      " scales and " + std::to_string(q.quant->zero_points.size()) +
+                      " zero points, but per-token parameters are computed at run time, so it "
+                      "takes none; remove them, or use q8ta for fixed parameters");
+      }
+      return {};
+    case Scheme::None:
+      return c.Fail(qn + " has no quant; its quant says how to quantize: q8ta (scale, zero "
+                    "point) or dq8ca (per token)");
+    default:
+      return c.Fail(qn + " has quant " + ir::SchemeName(qs) +
+                    ", which quantize cannot write; use q8ta (static per tensor) or dq8ca "
+                    "(dynamic per token)");
+  }
+}
+
 struct OpRule {
   ir::OpType type;
   size_t min_inputs;
@@ -480,6 +528,7 @@ constexpr OpRule kOpRules[] = {
      CheckLinear},
     {ir::OpType::Mul, 2, 2, 1, "inputs [a, b] and one output", CheckElementwise},
     {ir::OpType::Silu, 1, 1, 1, "input [a] and one output", CheckElementwise},
+    {ir::OpType::Quantize, 1, 1, 1, "input [x] and one output", CheckQuantize},
 };
 
 const OpRule* FindRule(ir::OpType t) {
@@ -531,6 +580,48 @@ Status CheckOpStructure(const Graph& g, const std::string& origin, std::vector<i
   return {};
 }
 
+// An i8 tensor with per-token (dq8ca) quant: its per-row parameters exist only at run time.
+bool IsPerTokenInt8(const Tensor& t) {
+  return t.dtype == DType::I8 && t.quant && t.quant->scheme == Scheme::DQ8CA;
+}
+
+Error PerTokenIoError(const std::string& origin, const Tensor& t, bool input) {
+  return UserError(
+      origin + ": per-token int8 tensor " + Quote(t.name) +
+      " cannot be a graph input/output in this version; it is listed as a graph " +
+      (input ? "input" : "output") +
+      ", but its per-row scales and zero points (computed at run time) have no place in the "
+      "graph's I/O signature; " +
+      (input ? "take the f32 tensor as input and quantize it in the graph with a quantize op"
+             : "output an f32 tensor instead") +
+      ", or use per-tensor q8ta");
+}
+
+// Every i8 dq8ca tensor is written by a quantize op (a linear's q8to output is per tensor).
+Status CheckPerTokenProducers(const Graph& g, const std::string& origin,
+                              const std::vector<int>& producer) {
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const Tensor& ten = g.tensors[t];
+    if (!IsPerTokenInt8(ten)) continue;
+    const std::string head = origin + ": per-token int8 tensor " + Quote(ten.name) +
+                             " (dq8ca) must be produced by a quantize op, but ";
+    if (ten.is_constant()) {
+      return UserError(head +
+                       "it is a constant, and per-token parameters exist only at run time "
+                       "(a constant takes a weight scheme or per-tensor q8ta)");
+    }
+    const int p = producer[t];
+    if (p >= 0 && g.ops[p].type != ir::OpType::Quantize) {
+      return UserError(head + "op " + std::to_string(p) + " " + Quote(g.ops[p].name) + " (" +
+                       ir::OpTypeName(g.ops[p].type) + ") writes it" +
+                       (g.ops[p].type == ir::OpType::Linear
+                            ? " (a linear's int8 output is per tensor: q8to)"
+                            : ""));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Status VerifyGraph(const Graph& g, const std::string& origin) {
@@ -568,6 +659,7 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
     if (is_input[t]) {
       return UserError(origin + ": graph input " + Quote(g.tensors[t].name) + " is listed twice");
     }
+    if (IsPerTokenInt8(g.tensors[t])) return PerTokenIoError(origin, g.tensors[t], true);
     is_input[t] = 1;
   }
 
@@ -580,6 +672,7 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
                        Quote(g.ops[producer[t]].name) + "; graph inputs are read-only");
     }
   }
+  VKQC_TRY(CheckPerTokenProducers(g, origin, producer));
 
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const ir::Op& op = g.ops[i];
@@ -623,6 +716,7 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
     if (is_output[t]) {
       return UserError(origin + ": graph output " + Quote(g.tensors[t].name) + " is listed twice");
     }
+    if (IsPerTokenInt8(g.tensors[t])) return PerTokenIoError(origin, g.tensors[t], false);
     is_output[t] = 1;
   }
   return {};

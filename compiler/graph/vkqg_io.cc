@@ -154,10 +154,12 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
     case fbg::OpType::Linear:
     case fbg::OpType::Mul:
     case fbg::OpType::Silu:
+    case fbg::OpType::Quantize:
       break;
     default:
       return Fail(who + ": unknown op type " + std::to_string(static_cast<int>(op.type())) +
-                  " (this vkqc knows: linear, mul, silu); the file may come from a newer vkqc");
+                  " (this vkqc knows: linear, mul, silu, quantize); the file may come from a "
+                  "newer vkqc");
   }
   out.type = static_cast<ir::OpType>(op.type());
   VKQC_TRY(ReadIndices(op.inputs(), who + ": input", out.inputs));
@@ -307,7 +309,7 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
     auto name = fbb.CreateString(op.name);
     auto inputs = fbb.CreateVector(std::vector<int32_t>(op.inputs.begin(), op.inputs.end()));
     auto outputs = fbb.CreateVector(std::vector<int32_t>(op.outputs.begin(), op.outputs.end()));
-    if (op.type != ir::OpType::Linear) {  // mul, silu: no attributes
+    if (op.type != ir::OpType::Linear) {  // mul, silu, quantize: no attributes
       if (op.linear.fused_relu || !IsDefault(op.linear.input_quant) ||
           !IsDefault(op.linear.output_quant)) {
         return InternalError("SerializeGraph: op " + Quote(op.name) + " (" +

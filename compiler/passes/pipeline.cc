@@ -128,7 +128,9 @@ class Compiler {
     s.x_int8 = x.dtype == ir::DType::I8;
     const ir::Scheme a = op.linear.input_quant.scheme;
     s.act = (a == ir::Scheme::Q8TA || a == ir::Scheme::DQ8CA) ? a : ir::Scheme::Float;
-    if (s.x_int8) s.act = ir::Scheme::Q8TA;  // per-tensor parameters on the tensor
+    // An int8 input carries its own parameters: per token (dq8ca, from a quantize op) or per
+    // tensor (q8ta, or the q8to output of the previous linear).
+    if (s.x_int8) s.act = x.quant->scheme == ir::Scheme::DQ8CA ? ir::Scheme::DQ8CA : ir::Scheme::Q8TA;
     s.weights = w.quant->scheme;
     s.group_size = w.quant->group_size;
     s.has_bias = op.inputs.size() > 2;
@@ -252,9 +254,15 @@ class Compiler {
         tensor_vb[t] = io;
       }
     }
+    std::map<int, int> row_params_vb;  // per-token int8 tensors: their [rows] x {scale, zp}
     for (const ir::Op& op : g_.ops)
-      for (int t : op.outputs)
+      for (int t : op.outputs) {
         if (!tensor_vb.count(t)) tensor_vb[t] = add_vb(SliceKind::Arena, 0, DeviceBytes(t, tokens), g_.tensors[t].name);
+        const ir::Tensor& ten = g_.tensors[t];
+        if (ten.dtype == ir::DType::I8 && ten.quant && ten.quant->scheme == ir::Scheme::DQ8CA)
+          row_params_vb[t] = add_vb(SliceKind::Arena, 0, uint64_t(ten.NumElements(tokens) / ten.shape.back()) * 8,
+                                    ten.name + ".params");
+      }
     auto rd = [&](int t) { return Bind{tensor_vb.at(t), 0, 0, false}; };
     auto wr = [&](int t) { return Bind{tensor_vb.at(t), 0, 0, true}; };
 
@@ -288,6 +296,25 @@ class Compiler {
         pl.detail = std::to_string(count) + " values";
         continue;
       }
+      if (op.type == ir::OpType::Quantize) {
+        const ir::Tensor& q = g_.tensors[op.outputs[0]];
+        const int64_t k = q.shape.back(), m = q.NumElements(tokens) / k;
+        const ir::Scheme scheme = q.quant->scheme;
+        float scale = 1.0f;
+        int32_t zp = 0;
+        if (scheme == ir::Scheme::Q8TA) {
+          scale = q.quant->scales[0];
+          zp = q.quant->zero_points.empty() ? 0 : q.quant->zero_points[0];
+        }
+        std::vector<Bind> binds{rd(op.inputs[0]), wr(op.outputs[0])};
+        if (scheme == ir::Scheme::DQ8CA) binds.push_back({row_params_vb.at(op.outputs[0]), 0, 0, true});
+        dispatch(linear::QuantizeDispatch(scheme, m, k, scale, zp, p_), binds, l);
+        pl.variant = scheme == ir::Scheme::DQ8CA ? "quantize_dq8ca" : "quantize_q8ta";
+        pl.reason = scheme == ir::Scheme::DQ8CA ? "per-token scale and zero point computed on the GPU, then int8"
+                                                : "static per-tensor int8";
+        pl.detail = std::to_string(m) + " rows of " + std::to_string(k);
+        continue;
+      }
       if (op.type != ir::OpType::Linear) return UserError(OpLabel(i) + ": unsupported op type");
       const linear::LinearShape shape = ShapeOf(op, tokens);
       auto choice_r = linear::SelectLinear(shape, p_, o_.select);
@@ -296,7 +323,10 @@ class Compiler {
       const LayerConstants& c = consts_[i];
       linear::LinearConsts lc;
       const ir::Tensor& xt = g_.tensors[op.inputs[0]];
-      if (shape.x_int8) {
+      int row_params = -1;
+      if (shape.x_int8 && shape.act == ir::Scheme::DQ8CA) {
+        row_params = row_params_vb.at(op.inputs[0]);
+      } else if (shape.x_int8) {
         lc.act_scale = xt.quant->scales[0];
         lc.act_zero_point = xt.quant->zero_points.empty() ? 0 : xt.quant->zero_points[0];
       } else if (shape.act == ir::Scheme::Q8TA) {
@@ -308,7 +338,6 @@ class Compiler {
         lc.out_zero_point = op.linear.output_quant.zero_points.empty() ? 0 : op.linear.output_quant.zero_points[0];
       }
       Bind x = rd(op.inputs[0]);
-      int row_params = -1;
       std::string quant_note;
       if (choice.accum == linear::Accum::IntDot && !shape.x_int8) {
         std::ostringstream key;

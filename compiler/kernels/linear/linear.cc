@@ -11,7 +11,7 @@ const char* AccumName(Accum a) { return a == Accum::IntDot ? "dot" : "dequant"; 
 
 std::string LinearChoice::VariantName(const LinearShape& s) const {
   std::string v = "linear_";
-  if (s.x_int8) v += "i8_";
+  if (s.x_int8) v += s.act == ir::Scheme::DQ8CA ? "i8ca_" : "i8_";
   else if (s.act == ir::Scheme::Q8TA) v += "q8ta_";
   else if (s.act == ir::Scheme::DQ8CA) v += "dq8ca_";
   v += ir::SchemeName(s.weights);
@@ -109,7 +109,9 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   else if (s.x_int8) defs.push_back("VKQC_X_Q8");
   if (s.Int4()) defs.push_back("VKQC_W4");
   if (s.weights == ir::Scheme::Q4GAW) defs.push_back("VKQC_W4_ZP");
-  if (c.accum == Accum::IntDot && s.act == ir::Scheme::DQ8CA && !s.x_int8) defs.push_back("VKQC_ACT_ROW");
+  // Per-row activation parameters: computed for this layer (int path), or carried by a
+  // per-token int8 input (either path).
+  if (s.act == ir::Scheme::DQ8CA && (c.accum == Accum::IntDot || s.x_int8)) defs.push_back("VKQC_ACT_ROW");
   if (s.out_q8) defs.push_back("VKQC_OUT_Q8");
   const uint32_t gs = s.Int4() ? uint32_t(s.group_size) : 32u;
   d.spec = {{2, uint32_t(s.m)},     {3, uint32_t(s.n)},  {4, uint32_t(s.k)},  {5, PackedK4(s.k)},

@@ -4,13 +4,16 @@
 #include <stdlib.h>
 
 #include <cstring>
+#include <fstream>
 #include <initializer_list>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "compiler/common/result.h"
 #include "compiler/graph/ir.h"
+#include "compiler/graph/safetensors.h"
 
 namespace vkqc::testing_util {
 
@@ -248,6 +251,81 @@ inline ir::Graph MakeQ8toGraph() {
 inline std::vector<uint8_t> ConstBytes(const ir::Tensor& t) {
   if (!t.data) return {};
   return std::vector<uint8_t>(t.data->data(), t.data->data() + t.data->size);
+}
+
+// The "quantize once" example of docs/graph-json.md, in IR form (tensor indices in brackets):
+//   x [0] f32 [tokens, 16] -> quantize "quant_x" -> xq [1] i8 [tokens, 16], quant dq8ca
+//   ya [5] = linear "proj_a"(xq, a.weight [2] i8 q8csw [8, 16])
+//   yb [6] = linear "proj_b"(xq, b.weight [3] i4 q4gsw [4, 16] groups of 8, b.bias [4])
+// Both linears read the int8 xq (no input_quant). Ops: 0 quant_x, 1 proj_a, 2 proj_b.
+inline ir::Graph MakeQuantizeGraph() {
+  ir::Graph g;
+  auto add = [&](std::string name, std::vector<int64_t> shape, ir::DType dt) -> ir::Tensor& {
+    ir::Tensor t;
+    t.name = std::move(name);
+    t.shape = std::move(shape);
+    t.dtype = dt;
+    g.tensors.push_back(std::move(t));
+    return g.tensors.back();
+  };
+  const int64_t tok = ir::kSymbolicDim;
+  add("x", {tok, 16}, ir::DType::F32);
+  add("xq", {tok, 16}, ir::DType::I8).quant = ir::Quant{ir::Scheme::DQ8CA, {}, {}, 0, 0};
+  ir::Tensor& a = add("a.weight", {8, 16}, ir::DType::I8);
+  a.data = Own(ToBytes(Pattern(8 * 16, 4)));
+  a.quant = ir::Quant{ir::Scheme::Q8CSW, Scales(8, 0.01f), {}, 0, 0};
+  ir::Tensor& b = add("b.weight", {4, 16}, ir::DType::I4);
+  b.data = Own(Pack4(Int4Pattern(4 * 16, 5, true)));
+  b.quant = ir::Quant{ir::Scheme::Q4GSW, Scales(4 * 2, 0.02f), {}, 0, 8};
+  add("b.bias", {4}, ir::DType::F32).data = Own(ToBytes(std::vector<float>{0.5f, -1, 0, 2}));
+  add("ya", {tok, 8}, ir::DType::F32);
+  add("yb", {tok, 4}, ir::DType::F32);
+  auto op = [&](std::string name, ir::OpType type, std::vector<int> in, int out) {
+    ir::Op o;
+    o.name = std::move(name);
+    o.type = type;
+    o.inputs = std::move(in);
+    o.outputs = {out};
+    g.ops.push_back(o);
+  };
+  op("quant_x", ir::OpType::Quantize, {0}, 1);
+  op("proj_a", ir::OpType::Linear, {1, 2}, 5);
+  op("proj_b", ir::OpType::Linear, {1, 3, 4}, 6);
+  g.inputs = {0};
+  g.outputs = {5, 6};
+  return g;
+}
+
+// The entries of the documented example's shared.safetensors, holding MakeQuantizeGraph's data.
+inline std::vector<SafetensorsEntry> QuantizeGraphWeights() {
+  const ir::Graph g = MakeQuantizeGraph();
+  return {
+      {"a.weight", "I8", {8, 16}, ConstBytes(g.tensors[2])},
+      {"a.scales", "F32", {8}, ToBytes(g.tensors[2].quant->scales)},
+      {"b.weight", "U8", {4, 8}, ConstBytes(g.tensors[3])},
+      {"b.scales", "F32", {4, 2}, ToBytes(g.tensors[3].quant->scales)},
+      {"b.bias", "F32", {4}, ConstBytes(g.tensors[4])},
+  };
+}
+
+// The ```json blocks of docs/graph-json.md, in order (read from the source tree, so the
+// documented JSON is what is tested).
+inline std::vector<std::string> DocJsonBlocks() {
+  const std::string path = std::string(VKQC_SOURCE_DIR) + "/docs/graph-json.md";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  std::vector<std::string> blocks;
+  for (size_t pos = 0; (pos = text.find("```json\n", pos)) != std::string::npos;) {
+    pos += 8;
+    const size_t end = text.find("\n```", pos);
+    if (end == std::string::npos) break;
+    blocks.push_back(text.substr(pos, end - pos));
+    pos = end + 4;
+  }
+  return blocks;
 }
 
 // Field-by-field equality of two graphs (constant bytes compared by value).

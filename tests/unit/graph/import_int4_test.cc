@@ -1,9 +1,7 @@
 // JSON import of int4 weights, dynamic activations, int8 inputs, q8to outputs and the glue ops,
 // starting from the examples in docs/graph-json.md (read from the source tree, so the documented
 // JSON is what is tested), plus one Rejects... test per import check.
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "compiler/graph/import_json.h"
 #include "compiler/graph/safetensors.h"
@@ -15,6 +13,7 @@ namespace {
 
 using nlohmann::json;
 using testing_util::ConstBytes;
+using testing_util::DocJsonBlocks;
 using testing_util::ExpectSameGraph;
 using testing_util::FailsWith;
 using testing_util::Int4Pattern;
@@ -23,27 +22,9 @@ using testing_util::MakeQ8toGraph;
 using testing_util::MakeTempDir;
 using testing_util::Pack4;
 using testing_util::Pattern;
+using testing_util::QuantizeGraphWeights;
 using testing_util::Scales;
 using testing_util::ToBytes;
-
-// The ```json blocks of docs/graph-json.md, in order.
-std::vector<std::string> DocJsonBlocks() {
-  const std::string path = std::string(VKQC_SOURCE_DIR) + "/docs/graph-json.md";
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  std::vector<std::string> blocks;
-  for (size_t pos = 0; (pos = text.find("```json\n", pos)) != std::string::npos;) {
-    pos += 8;
-    const size_t end = text.find("\n```", pos);
-    if (end == std::string::npos) break;
-    blocks.push_back(text.substr(pos, end - pos));
-    pos = end + 4;
-  }
-  return blocks;
-}
 
 std::vector<uint8_t> AsBytes(const std::vector<int>& v) {
   std::vector<uint8_t> out;
@@ -102,6 +83,8 @@ void WriteAllWeights(const std::string& dir) {
                         {"proj.scales", "F32", {8}, ToBytes(q8to.tensors[1].quant->scales)}})
           .ok());
 
+  ASSERT_TRUE(WriteSafetensors(dir + "/shared.safetensors", QuantizeGraphWeights()).ok());
+
   std::vector<uint8_t> u8_weight;
   for (int8_t v : Pattern(15, 2)) u8_weight.push_back(static_cast<uint8_t>(v + 128));
   ASSERT_TRUE(WriteSafetensors(
@@ -120,7 +103,7 @@ class ImportDocTest : public ::testing::Test {
     json_path_ = dir_ + "/model.json";
     WriteAllWeights(dir_);
     blocks_ = DocJsonBlocks();
-    ASSERT_EQ(blocks_.size(), 3u) << "docs/graph-json.md should hold three ```json examples";
+    ASSERT_EQ(blocks_.size(), 4u) << "docs/graph-json.md should hold four ```json examples";
   }
   Result<ir::Graph> ImportText(const std::string& text) {
     EXPECT_TRUE(WriteFileBytes(json_path_, text.data(), text.size()).ok());
@@ -331,10 +314,13 @@ TEST_F(ImportQ8toTest, RejectsInt8InputWithInputQuant) {
   EXPECT_TRUE(FailsWith(Import(), {json_path_, "op 0 'proj'", "it is dq8ca"}));
 }
 
-TEST_F(ImportQ8toTest, RejectsInt8InputWithDq8caQuant) {
+// A per-token int8 tensor has no place in the graph's inputs (docs: quantize).
+TEST_F(ImportQ8toTest, RejectsInt8GraphInputWithDq8caQuant) {
   Tensor("x")["quant"] = {{"scheme", "dq8ca"}};
-  EXPECT_TRUE(FailsWith(
-      Import(), {json_path_, "op 0 'proj'", "input 'x'", "dq8ca", "unsupported in this version"}));
+  EXPECT_TRUE(FailsWith(Import(), {json_path_,
+                                   "per-token int8 tensor 'x' cannot be a graph input/output in "
+                                   "this version",
+                                   "listed as a graph input", "quantize op"}));
 }
 
 TEST_F(ImportQ8toTest, RejectsTensorQuantParameterForms) {

@@ -32,6 +32,8 @@ TEST(IrTest, Names) {
   EXPECT_STREQ(ir::OpTypeName(ir::OpType::Silu), "silu");
   EXPECT_EQ(static_cast<int>(ir::OpType::Mul), 1);
   EXPECT_EQ(static_cast<int>(ir::OpType::Silu), 2);
+  EXPECT_STREQ(ir::OpTypeName(ir::OpType::Quantize), "quantize");
+  EXPECT_EQ(static_cast<int>(ir::OpType::Quantize), 3);
 }
 
 TEST(IrTest, ElementsAndLookup) {

@@ -16,6 +16,7 @@ using testing_util::ExpectSameGraph;
 using testing_util::FailsWith;
 using testing_util::MakeInt4MlpGraph;
 using testing_util::MakeQ8toGraph;
+using testing_util::MakeQuantizeGraph;
 using testing_util::MakeTempDir;
 using testing_util::MakeTwoLayerGraph;
 
@@ -94,7 +95,9 @@ TEST(VkqgIoTest, SchemaEnumsMatchIr) {
   EXPECT_EQ(static_cast<int>(fbg::OpType::Linear), static_cast<int>(ir::OpType::Linear));
   EXPECT_EQ(static_cast<int>(fbg::OpType::Mul), static_cast<int>(ir::OpType::Mul));
   EXPECT_EQ(static_cast<int>(fbg::OpType::Silu), static_cast<int>(ir::OpType::Silu));
-  EXPECT_EQ(static_cast<int>(fbg::OpType::MAX), 2);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Quantize), static_cast<int>(ir::OpType::Quantize));
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Quantize), 3);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::MAX), 3);
   EXPECT_EQ(static_cast<int>(fbg::Scheme::Q4GSW), static_cast<int>(ir::Scheme::Q4GSW));
   EXPECT_EQ(static_cast<int>(fbg::Scheme::Q4GAW), static_cast<int>(ir::Scheme::Q4GAW));
   EXPECT_EQ(static_cast<int>(fbg::Scheme::DQ8CA), static_cast<int>(ir::Scheme::DQ8CA));
@@ -151,6 +154,47 @@ TEST(VkqgIoTest, RoundTripInt8InputAndQ8toOutput) {
   EXPECT_EQ(r->ops[0].linear.input_quant.scheme, ir::Scheme::None);
 }
 
+TEST(VkqgIoTest, RoundTripQuantizeOpAndPerTokenTensor) {
+  for (bool per_token : {true, false}) {
+    SCOPED_TRACE(per_token ? "dq8ca" : "q8ta");
+    ir::Graph g = MakeQuantizeGraph();
+    if (!per_token) g.tensors[1].quant = ir::Quant{ir::Scheme::Q8TA, {0.1f}, {-3}, 0, 0};
+    const std::vector<uint8_t> a = Serialize(g);
+    auto r = Read(a);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ExpectSameGraph(g, r.value());
+    EXPECT_EQ(Serialize(r.value()), a);
+    EXPECT_EQ(r->ops[0].type, ir::OpType::Quantize);
+    const ir::Tensor& xq = r->tensors[1];
+    EXPECT_EQ(xq.dtype, ir::DType::I8);
+    ASSERT_TRUE(xq.quant.has_value());
+    EXPECT_EQ(xq.quant->scheme, per_token ? ir::Scheme::DQ8CA : ir::Scheme::Q8TA);
+    EXPECT_EQ(xq.quant->scales.size(), per_token ? 0u : 1u);
+    EXPECT_EQ(xq.quant->zero_points.size(), per_token ? 0u : 1u);
+
+    // On disk: the op is Quantize without attributes; the tensor carries the scheme.
+    const fbg::Graph* fg = fbg::GetSizePrefixedGraph(a.data());
+    EXPECT_EQ(fg->ops()->Get(0)->type(), fbg::OpType::Quantize);
+    EXPECT_EQ(fg->ops()->Get(0)->attrs_type(), fbg::OpAttrs::NONE);
+    ASSERT_NE(fg->tensors()->Get(1)->quant(), nullptr);
+    EXPECT_EQ(fg->tensors()->Get(1)->quant()->scheme(),
+              per_token ? fbg::Scheme::DQ8CA : fbg::Scheme::Q8TA);
+    EXPECT_EQ(fg->tensors()->Get(1)->dtype(), fbg::DType::I8);
+  }
+}
+
+TEST(VkqgIoTest, RejectsPerTokenTensorAsGraphOutputOnRead) {
+  ir::Graph g = MakeQuantizeGraph();
+  g.outputs = {5, 1};
+  EXPECT_TRUE(FailsWith(Read(Serialize(g)),
+                        {"model.vkqg", "per-token int8 tensor 'xq' cannot be a graph input/output",
+                         "graph output"}));
+  g = MakeQuantizeGraph();
+  g.tensors[1].quant->scales = {0.5f};
+  EXPECT_TRUE(FailsWith(Read(Serialize(g)),
+                        {"model.vkqg", "op 0 'quant_x' (quantize)", "quant dq8ca has 1 scales"}));
+}
+
 // A graph "a -> op -> y" (f32 [4]) built directly, so the op's type and attributes can be
 // ones the writer would never produce.
 std::vector<uint8_t> RawOneOpGraph(fbg::OpType type, bool linear_attrs) {
@@ -186,12 +230,15 @@ TEST(VkqgIoTest, ReadsRawGlueOp) {
 TEST(VkqgIoTest, RejectsLinearAttrsOnGlueOp) {
   EXPECT_TRUE(FailsWith(Read(RawOneOpGraph(fbg::OpType::Silu, true)),
                         {"model.vkqg", "op 0 'glue'", "silu op carries LinearAttrs"}));
+  EXPECT_TRUE(FailsWith(Read(RawOneOpGraph(fbg::OpType::Quantize, true)),
+                        {"model.vkqg", "op 0 'glue'", "quantize op carries LinearAttrs"}));
 }
 
 TEST(VkqgIoTest, RejectsUnknownOpType) {
   EXPECT_TRUE(FailsWith(
       Read(RawOneOpGraph(static_cast<fbg::OpType>(9), false)),
-      {"model.vkqg", "op 0 'glue'", "unknown op type 9", "linear, mul, silu", "newer vkqc"}));
+      {"model.vkqg", "op 0 'glue'", "unknown op type 9", "linear, mul, silu, quantize",
+       "newer vkqc"}));
 }
 
 TEST(VkqgIoTest, SerializeRefusesLinearAttrsOnGlueOp) {
