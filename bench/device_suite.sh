@@ -14,7 +14,7 @@ cat $OUT/h100.json | head -c 0
 $RUN $D/vkqc profiles >/dev/null
 echo "== GPU tests on the device (validation on) =="
 VKQC_GPU_FILTER=${VKQC_GPU_FILTER:-*}
-$RUN $D/vkqc_gpu_tests --gtest_filter="$VKQC_GPU_FILTER" 2>&1 | tee $OUT/gpu_tests.log | grep -E '^\[  (PASSED|FAILED)|^\[  FAILED|tests ran'
+VKQC_TEST_PROFILE=$OUT/h100.json $RUN $D/vkqc_gpu_tests --gtest_filter="$VKQC_GPU_FILTER" 2>&1 | tee $OUT/gpu_tests.log | grep -E '^\[  (PASSED|FAILED)|^\[  FAILED|tests ran'
 echo "== bench =="
 W=/tmp/benchw
 for shape in 2048x2048 2048x512 2048x8192 8192x2048 4096x4096 4096x1024 4096x14336 14336x4096; do

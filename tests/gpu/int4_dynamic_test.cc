@@ -306,3 +306,17 @@ TEST(Int4, OutputStrideWhenNMod8Is4) {
 
 }  // namespace
 }  // namespace vkqc
+
+namespace vkqc {
+namespace {
+
+// Large M x N selects the 64x64 GEMM tile (16x16 threads); smaller problems use 32x32 tiles.
+TEST(Int4, LargeTileGemm) {
+  uint32_t seed = 900;
+  for (ir::Scheme w : {ir::Scheme::Q4GSW, ir::Scheme::Q8CSW})
+    for (Accum acc : {Accum::IntDot, Accum::Dequant})
+      Check({w, ir::Scheme::DQ8CA, false, false, acc, Algo::Gemm}, 520, 64, 1030, 32, seed++);
+}
+
+}  // namespace
+}  // namespace vkqc

@@ -87,6 +87,14 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     c.rm = 4;
     c.rn = 4;
     c.bk4 = kKWordAlign;
+    // Few 64x64 tiles leave most of a large GPU idle while each workgroup walks all of K:
+    // use 32x32 tiles (8x8 threads) so four times as many workgroups hide the latency.
+    const int64_t tiles64 = ((s.m + 63) / 64) * ((s.n + 63) / 64);
+    if (tiles64 < 128 && c.tx * c.ty > 64) {
+      c.tx = 8;
+      c.ty = 8;
+      why << " (32x32 tiles: only " << tiles64 << " 64x64 tiles)";
+    }
     while (c.SharedMemoryBytes() > shm && c.ty > 1) c.ty /= 2;
   } else {
     const uint32_t k16 = (s.Int4() ? PackedK8(s.k) : PackedK4(s.k)) / 4;  // uvec4 units
