@@ -1,5 +1,7 @@
 #include "reference/reference.h"
 
+#include "reference/conv_reference.h"
+
 #include <algorithm>
 #include <cfenv>
 #include <cfloat>
@@ -191,6 +193,66 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
       values[op.outputs[0]] = std::move(q);
       continue;
     }
+    if (op.type == ir::OpType::Dequantize) {
+      const ir::Tensor& qt = g.tensors[op.inputs[0]];
+      const auto& q = values[op.inputs[0]];
+      const int64_t k = qt.shape.back();
+      std::vector<float> y(q.size());
+      for (size_t j = 0; j < q.size(); ++j) {
+        const QParams p = qt.quant->scheme == ir::Scheme::DQ8CA ? row_params.at(op.inputs[0])[j / k]
+                                                                : TensorParams(*qt.quant);
+        y[j] = p.scale * float(int32_t(q[j]) - p.zero_point);
+      }
+      values[op.outputs[0]] = std::move(y);
+      continue;
+    }
+    if (op.type == ir::OpType::Conv2d) {
+      const ir::Tensor& xt = g.tensors[op.inputs[0]];
+      const ir::Tensor& wt = g.tensors[op.inputs[1]];
+      const ir::Tensor& yt = g.tensors[op.outputs[0]];
+      const ir::Conv2dAttrs& a = op.conv2d;
+      const auto& x = values[op.inputs[0]];
+      ConvParams p;
+      p.h = xt.shape[1];
+      p.w = xt.shape[2];
+      p.c = xt.shape[3];
+      p.n = int64_t(x.size()) / (p.h * p.w * p.c);
+      p.cout = wt.shape[0];
+      p.kh = wt.shape[1];
+      p.kw = wt.shape[2];
+      p.sh = a.stride[0];
+      p.sw = a.stride[1];
+      p.pt = a.padding[0];
+      p.pl = a.padding[1];
+      p.dh = a.dilation[0];
+      p.dw = a.dilation[1];
+      p.oh = yt.shape[1];
+      p.ow = yt.shape[2];
+      p.groups = a.groups;
+      const auto* w = reinterpret_cast<const int8_t*>(wt.data->data());
+      const float* bias =
+          op.inputs.size() > 2 ? reinterpret_cast<const float*>(g.tensors[op.inputs[2]].data->data()) : nullptr;
+      const int act = int(a.activation);
+      LinearOut out;
+      if (xt.dtype == ir::DType::I8 || a.input_quant.scheme == ir::Scheme::Q8TA) {
+        const QParams in = xt.dtype == ir::DType::I8 ? TensorParams(*xt.quant) : TensorParams(a.input_quant);
+        std::vector<int32_t> xq(x.size());
+        const float inv = 1.0f / in.scale;
+        for (size_t j = 0; j < x.size(); ++j)
+          xq[j] = xt.dtype == ir::DType::I8 ? int32_t(x[j]) : QuantizeInt8(x[j], inv, in.zero_point);
+        out = Conv2dQuantized(p, xq, in, w, wt.quant->scales.data(), bias, act);
+      } else {
+        out = Conv2dWeightOnly(p, x, w, wt.quant->scales.data(), bias, act);
+      }
+      if (a.output_quant.scheme == ir::Scheme::Q8TO) {
+        const QParams q = TensorParams(a.output_quant);
+        values[op.outputs[0]] = Requantize(out.y, q.scale, q.zero_point);
+      } else {
+        magnitude[op.outputs[0]] = std::move(out.magnitude);
+        values[op.outputs[0]] = std::move(out.y);
+      }
+      continue;
+    }
     if (op.type != ir::OpType::Linear) return UserError("reference: unsupported op " + op.name);
     const ir::Tensor& xt = g.tensors[op.inputs[0]];
     const std::vector<float>& x = values[op.inputs[0]];
@@ -227,6 +289,8 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
     } else {
       out = LinearWeightOnly(x.data(), m, w, bias, op.linear.fused_relu);
     }
+    if (op.linear.fused_relu6)
+      for (auto& v : out.y) v = std::clamp(v, 0.0f, 6.0f);
     if (op.linear.output_quant.scheme == ir::Scheme::Q8TO) {
       const QParams q = TensorParams(op.linear.output_quant);
       values[op.outputs[0]] = Requantize(out.y, q.scale, q.zero_point);

@@ -139,6 +139,14 @@ class Importer {
   Status ParseLinear(const json& j, const std::string& where, ir::Op& op);
   Status ParseNoAttrs(const json&, const std::string&, ir::Op&) { return {}; }
   Status ParseActivationQuant(const json& j, const std::string& where, ir::Quant& q) const;
+  Status ParseConv2d(const json& j, const std::string& where, ir::Op& op);
+  Status ParseAdd(const json& j, const std::string& where, ir::Op& op);
+  Status ParsePool(const json& j, const std::string& where, ir::Op& op);
+  Status ParseInts(const json& j, const char* key, size_t n, const char* meaning,
+                   const std::string& where, int32_t* out) const;
+  Status ParseActivation(const json& j, const std::string& where, ir::Activation& out) const;
+  Status ParseBool(const json& j, const char* key, const std::string& where, bool& out) const;
+  Status ApplyOutputQuant(const ir::Quant& oq, const ir::Op& op, const std::string& where);
 
   std::string path_;
   std::string weights_path_;  // empty when the JSON names no weights file
@@ -584,6 +592,61 @@ Status Importer::ParseActivationQuant(const json& j, const std::string& where, i
   return {};
 }
 
+// q8to: the output tensor is int8 and carries the same quant (unless it declares its own, which
+// the verifier then compares).
+Status Importer::ApplyOutputQuant(const ir::Quant& oq, const ir::Op& op, const std::string& where) {
+  if (oq.scheme != ir::Scheme::Q8TO || op.outputs.size() != 1) return {};
+  ir::Tensor& y = g_.tensors[op.outputs[0]];
+  if (y.dtype != ir::DType::I8) {
+    return Fail(where, "output_quant q8to writes int8, so the output tensor " + Quote(y.name) +
+                           " must be declared \"dtype\": \"i8\" (it is " + ir::DTypeName(y.dtype) +
+                           ")");
+  }
+  if (!y.quant) y.quant = oq;
+  return {};
+}
+
+Status Importer::ParseBool(const json& j, const char* key, const std::string& where,
+                           bool& out) const {
+  if (!j.contains(key)) return {};
+  if (!j[key].is_boolean()) return Fail(where, std::string(key) + " must be true or false");
+  out = j[key].get<bool>();
+  return {};
+}
+
+// `key`: an array of exactly n integers (absent keeps `out`'s defaults); ranges are the
+// verifier's.
+Status Importer::ParseInts(const json& j, const char* key, size_t n, const char* meaning,
+                           const std::string& where, int32_t* out) const {
+  if (!j.contains(key)) return {};
+  const json& v = j[key];
+  const std::string want = std::string(key) + " must be an array of " + std::to_string(n) +
+                           " integers " + meaning;
+  if (!v.is_array() || v.size() != n) return Fail(where, want + ", not " + v.dump());
+  for (size_t i = 0; i < n; ++i) {
+    const json& x = v[i];
+    if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > INT32_MAX) ||
+        (!x.is_number_unsigned() && x.get<int64_t>() < INT32_MIN)) {
+      return Fail(where, want + ", not " + v.dump());
+    }
+    out[i] = x.get<int32_t>();
+  }
+  return {};
+}
+
+Status Importer::ParseActivation(const json& j, const std::string& where,
+                                 ir::Activation& out) const {
+  if (!j.contains("activation")) return {};
+  const json& v = j["activation"];
+  for (auto a : {ir::Activation::None, ir::Activation::Relu, ir::Activation::Relu6}) {
+    if (v.is_string() && v.get<std::string>() == ir::ActivationName(a)) {
+      out = a;
+      return {};
+    }
+  }
+  return Fail(where, "activation must be \"none\", \"relu\" or \"relu6\", not " + v.dump());
+}
+
 Status Importer::ParseLinear(const json& j, const std::string& where, ir::Op& op) {
   if (j.contains("input_quant")) {
     VKQC_TRY(ParseActivationQuant(j["input_quant"], where + " input_quant", op.linear.input_quant));
@@ -592,33 +655,73 @@ Status Importer::ParseLinear(const json& j, const std::string& where, ir::Op& op
     VKQC_TRY(
         ParseActivationQuant(j["output_quant"], where + " output_quant", op.linear.output_quant));
   }
-  if (j.contains("fused_relu")) {
-    if (!j["fused_relu"].is_boolean()) return Fail(where, "fused_relu must be true or false");
-    op.linear.fused_relu = j["fused_relu"].get<bool>();
-  }
-  // q8to: the output tensor is int8 and carries the same quant (unless it declares its own,
-  // which the verifier then compares).
-  if (op.linear.output_quant.scheme == ir::Scheme::Q8TO && op.outputs.size() == 1) {
-    ir::Tensor& y = g_.tensors[op.outputs[0]];
-    if (y.dtype != ir::DType::I8) {
-      return Fail(where, "output_quant q8to writes int8, so the output tensor " + Quote(y.name) +
-                             " must be declared \"dtype\": \"i8\" (it is " +
-                             ir::DTypeName(y.dtype) + ")");
+  VKQC_TRY(ParseBool(j, "fused_relu", where, op.linear.fused_relu));
+  VKQC_TRY(ParseBool(j, "fused_relu6", where, op.linear.fused_relu6));
+  return ApplyOutputQuant(op.linear.output_quant, op, where);
+}
+
+Status Importer::ParseConv2d(const json& j, const std::string& where, ir::Op& op) {
+  ir::Conv2dAttrs& a = op.conv2d;
+  VKQC_TRY(ParseInts(j, "stride", 2, "[h, w]", where, a.stride));
+  VKQC_TRY(ParseInts(j, "padding", 4, "[top, left, bottom, right]", where, a.padding));
+  VKQC_TRY(ParseInts(j, "dilation", 2, "[h, w]", where, a.dilation));
+  if (j.contains("groups")) {
+    const json& v = j["groups"];
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT32_MAX) ||
+        (!v.is_number_unsigned() && v.get<int64_t>() < INT32_MIN)) {
+      return Fail(where, "groups must be an integer, not " + v.dump());
     }
-    if (!y.quant) y.quant = op.linear.output_quant;
+    a.groups = v.get<int32_t>();
   }
-  return {};
+  VKQC_TRY(ParseActivation(j, where, a.activation));
+  if (j.contains("input_quant")) {
+    VKQC_TRY(ParseActivationQuant(j["input_quant"], where + " input_quant", a.input_quant));
+  }
+  if (j.contains("output_quant")) {
+    VKQC_TRY(ParseActivationQuant(j["output_quant"], where + " output_quant", a.output_quant));
+  }
+  return ApplyOutputQuant(a.output_quant, op, where);
+}
+
+Status Importer::ParseAdd(const json& j, const std::string& where, ir::Op& op) {
+  VKQC_TRY(ParseActivation(j, where, op.add.activation));
+  if (j.contains("output_quant")) {
+    VKQC_TRY(ParseActivationQuant(j["output_quant"], where + " output_quant", op.add.output_quant));
+  }
+  return ApplyOutputQuant(op.add.output_quant, op, where);
+}
+
+Status Importer::ParsePool(const json& j, const std::string& where, ir::Op& op) {
+  ir::Pool2dAttrs& a = op.pool;
+  VKQC_TRY(ParseInts(j, "kernel", 2, "[h, w]", where, a.kernel));
+  VKQC_TRY(ParseInts(j, "stride", 2, "[h, w]", where, a.stride));
+  VKQC_TRY(ParseInts(j, "padding", 4, "[top, left, bottom, right]", where, a.padding));
+  VKQC_TRY(ParseBool(j, "global", where, a.global));
+  if (j.contains("output_quant")) {
+    VKQC_TRY(ParseActivationQuant(j["output_quant"], where + " output_quant", a.output_quant));
+  }
+  return ApplyOutputQuant(a.output_quant, op, where);
 }
 
 const std::vector<OpSyntax>& OpSyntaxes() {
   static const std::vector<OpSyntax> kOps = {
       {"linear",
        ir::OpType::Linear,
-       {"input_quant", "output_quant", "fused_relu"},
+       {"input_quant", "output_quant", "fused_relu", "fused_relu6"},
        &Importer::ParseLinear},
       {"mul", ir::OpType::Mul, {}, &Importer::ParseNoAttrs},
       {"silu", ir::OpType::Silu, {}, &Importer::ParseNoAttrs},
       {"quantize", ir::OpType::Quantize, {}, &Importer::ParseNoAttrs},
+      {"dequantize", ir::OpType::Dequantize, {}, &Importer::ParseNoAttrs},
+      {"conv2d",
+       ir::OpType::Conv2d,
+       {"stride", "padding", "dilation", "groups", "activation", "input_quant", "output_quant"},
+       &Importer::ParseConv2d},
+      {"add", ir::OpType::Add, {"activation", "output_quant"}, &Importer::ParseAdd},
+      {"avg_pool2d",
+       ir::OpType::AvgPool2d,
+       {"kernel", "stride", "padding", "global", "output_quant"},
+       &Importer::ParsePool},
   };
   return kOps;
 }

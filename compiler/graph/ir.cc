@@ -74,8 +74,28 @@ const char* OpTypeName(OpType t) {
       return "silu";
     case OpType::Quantize:
       return "quantize";
+    case OpType::Dequantize:
+      return "dequantize";
+    case OpType::Conv2d:
+      return "conv2d";
+    case OpType::Add:
+      return "add";
+    case OpType::AvgPool2d:
+      return "avg_pool2d";
   }
   return "unknown-op";
+}
+
+const char* ActivationName(Activation a) {
+  switch (a) {
+    case Activation::None:
+      return "none";
+    case Activation::Relu:
+      return "relu";
+    case Activation::Relu6:
+      return "relu6";
+  }
+  return "unknown-activation";
 }
 
 int64_t Tensor::NumElements(int64_t tokens) const {

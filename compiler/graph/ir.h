@@ -27,6 +27,7 @@ struct Quant {
   std::vector<int32_t> zero_points;
   int32_t axis = 0;
   int32_t group_size = 0;
+  bool operator==(const Quant&) const = default;
 };
 
 // A read-only view of constant bytes kept alive by `owner`.
@@ -54,13 +55,29 @@ struct Tensor {
 //   Linear: inputs [x, weight, bias?], outputs [y]; attrs in Op::linear.
 //   Mul:    inputs [a, b], outputs [y]; f32, identical shapes; y = a * b. No attrs.
 //   Silu:   inputs [a], outputs [y]; f32, same shape; y = a / (1 + exp(-a)). No attrs.
-//   Quantize: inputs [x] (f32, rank 2, non-constant), outputs [q] (i8, same shape). No attrs;
-//           q's quant is the scheme: Q8TA (one scale > 0, one zero point in [-128, 127]) or
-//           DQ8CA (per token: scales and zero points empty; each row's parameters are computed
-//           at run time and kept beside the tensor). An i8 DQ8CA tensor is always the output
-//           of a quantize op and is never a graph input or output.
-enum class OpType : uint16_t { Linear = 0, Mul = 1, Silu = 2, Quantize = 3 };
-const char* OpTypeName(OpType t);  // "linear", "mul", "silu", "quantize"
+//   Quantize: inputs [x] (f32, non-constant), outputs [q] (i8, same shape). No attrs;
+//           q's quant is the scheme: Q8TA (one scale > 0, one zero point in [-128, 127]; any
+//           rank) or DQ8CA (per token, rank 2 [M, K]: scales and zero points empty; each row's
+//           parameters are computed at run time and kept beside the tensor). An i8 DQ8CA tensor
+//           is always the output of a quantize op and is never a graph input or output.
+//   Dequantize: inputs [q] (i8, non-constant, with its quant: Q8TA/Q8TO per tensor, or DQ8CA
+//           per token from a quantize op), outputs [y] (f32, same shape); y = scale * (q - zp).
+//           No attrs.
+//   Conv2d: inputs [x, w, bias?], outputs [y]; NHWC; attrs in Op::conv2d (see Conv2dAttrs).
+//   Add:    inputs [a, b] (identical shapes), outputs [y]; attrs in Op::add. f32 + f32 -> f32
+//           (output_quant None), or i8 + i8 (per-tensor Q8TA/Q8TO each, scales may differ) ->
+//           i8 with output_quant Q8TO (required); y = act(real(a) + real(b)), then requantized.
+//   AvgPool2d: inputs [x] (NHWC), outputs [y]; attrs in Op::pool (see Pool2dAttrs).
+enum class OpType : uint16_t {
+  Linear = 0, Mul = 1, Silu = 2, Quantize = 3, Dequantize = 4, Conv2d = 5, Add = 6, AvgPool2d = 7
+};
+// "linear", "mul", "silu", "quantize", "dequantize", "conv2d", "add", "avg_pool2d"
+const char* OpTypeName(OpType t);
+
+// Activation fused into conv2d / add, applied to the real value before q8to requantization.
+// Same numbering as schema/graph.fbs Activation.
+enum class Activation : uint8_t { None = 0, Relu = 1, Relu6 = 2 };
+const char* ActivationName(Activation a);  // "none", "relu", "relu6"
 
 // Weights: W [N, K] (row = output channel), schemes (DESIGN 4):
 //   q8csw: i8, N scales, zero points empty or all 0;
@@ -77,6 +94,49 @@ struct LinearAttrs {
   // None = f32 output; Q8TO = i8 output (one scale, one zero point), and the output tensor
   // carries the same Q8TO quant.
   Quant output_quant;
+  bool fused_relu6 = false;  // relu6 instead of relu; never both
+  bool operator==(const LinearAttrs&) const = default;
+};
+
+// conv2d, NHWC. x [N, H, W, Cin] (N may be symbolic): i8 with per-tensor Q8TA/Q8TO quant (then
+// input_quant is None), or f32 with input_quant Q8TA (static per tensor, quantized by the
+// compiler) or None/Float (weight-only). w constant i8 [Cout, KH, KW, Cin / groups], q8csw
+// (Cout scales, axis 0, symmetric). bias constant f32 [Cout]. groups divides Cin and Cout
+// (depthwise: groups == Cin == Cout, w [C, KH, KW, 1]). y [N, OH, OW, Cout] with
+// OH = (H + padding[0] + padding[2] - dilation[0] * (KH - 1) - 1) / stride[0] + 1 >= 1 and
+// OW likewise with padding[1], padding[3], dilation[1], stride[1]; f32 (output_quant None) or
+// i8 with output_quant Q8TO, which the output tensor carries too. Padded taps read the input
+// zero point (they contribute exactly zero).
+struct Conv2dAttrs {
+  int32_t stride[2] = {1, 1};            // h, w; >= 1
+  int32_t padding[4] = {0, 0, 0, 0};     // top, left, bottom, right; >= 0
+  int32_t dilation[2] = {1, 1};          // h, w; >= 1
+  int32_t groups = 1;
+  Activation activation = Activation::None;
+  Quant input_quant;
+  Quant output_quant;
+  bool operator==(const Conv2dAttrs&) const = default;
+};
+
+struct AddAttrs {
+  Activation activation = Activation::None;
+  Quant output_quant;  // None = f32; Q8TO = i8 (required for i8 inputs), carried by the output
+  bool operator==(const AddAttrs&) const = default;
+};
+
+// avg_pool2d, NHWC: x [N, H, W, C] -> y [N, OH, OW, C] (OH = (H + top + bottom - KH) / SH + 1).
+// Padded taps are excluded from the average (count_include_pad = false): each output is the
+// mean of the real taps of its window; padding is < the kernel so every window has one.
+// global: kernel = H x W, kernel/stride/padding left at their defaults; y [N, 1, 1, C] or
+// [N, C] (flattened, so a classifier linear can read it). x i8 per-tensor (Q8TA/Q8TO) -> y i8
+// with output_quant Q8TO (required), or x f32 -> y f32 (output_quant None).
+struct Pool2dAttrs {
+  int32_t kernel[2] = {0, 0};            // h, w; >= 1 unless global
+  int32_t stride[2] = {1, 1};            // h, w; >= 1
+  int32_t padding[4] = {0, 0, 0, 0};     // top, left, bottom, right; >= 0, < kernel
+  bool global = false;
+  Quant output_quant;
+  bool operator==(const Pool2dAttrs&) const = default;
 };
 
 struct Op {
@@ -84,7 +144,11 @@ struct Op {
   OpType type = OpType::Linear;
   std::vector<int> inputs;   // tensor indices
   std::vector<int> outputs;
-  LinearAttrs linear;  // valid when type == Linear; default for every other type
+  // Attributes: only the member of the op's own type may differ from its default.
+  LinearAttrs linear;    // type == Linear
+  Conv2dAttrs conv2d;    // type == Conv2d
+  AddAttrs add;          // type == Add
+  Pool2dAttrs pool;      // type == AvgPool2d
 };
 
 struct Graph {

@@ -2,6 +2,7 @@
 // kOpRules (arity + a type-specific check). A new op type adds one entry and one function.
 #include "compiler/graph/verify.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -28,10 +29,6 @@ std::string Dims(const Graph& g, const std::vector<int64_t>& shape) {
     s += shape[i] == ir::kSymbolicDim ? g.symbolic_dim : std::to_string(shape[i]);
   }
   return s + "]";
-}
-
-std::string DimName(const Graph& g, int64_t d) {
-  return d == ir::kSymbolicDim ? g.symbolic_dim : std::to_string(d);
 }
 
 bool ValidDType(DType t) { return ir::DTypeBits(t) != 0; }
@@ -303,13 +300,13 @@ Status CheckLinearWeight(const OpCtx& c, const Tensor& w, int64_t n, int64_t k) 
   }
 }
 
-// Output y of a linear: f32 [M, N], or with output_quant q8to an i8 [M, N] carrying the same
-// q8to quant.
-Status CheckLinearOutput(const OpCtx& c, const Tensor& y, int64_t m, int64_t n) {
+// Output y of an op with an output_quant `oq`: f32 of shape `want`, or with oq q8to an i8 of
+// shape `want` carrying the same q8to quant.
+Status CheckQuantOutput(const OpCtx& c, const Tensor& y, const ir::Quant& oq,
+                        const std::vector<int64_t>& want) {
   const Graph& g = c.g;
-  const ir::Quant& oq = c.op.linear.output_quant;
-  const std::string want_shape = "[" + DimName(g, m) + ", " + std::to_string(n) + "]";
-  const bool shape_ok = y.shape.size() == 2 && y.shape[0] == m && y.shape[1] == n;
+  const std::string want_shape = Dims(g, want);
+  const bool shape_ok = y.shape == want;
   const std::string yn = "output " + Quote(y.name);
   if (oq.scheme == Scheme::None) {
     if (y.dtype != DType::F32 || !shape_ok) {
@@ -354,6 +351,10 @@ Status CheckLinear(const OpCtx& c) {
   const Tensor& x = c.In(0);
   const Tensor& w = c.In(1);
   const Tensor& y = c.Out(0);
+
+  if (c.op.linear.fused_relu && c.op.linear.fused_relu6) {
+    return c.Fail("sets both fused_relu and fused_relu6; set one (relu6 = min(max(y, 0), 6))");
+  }
 
   if (!w.is_constant()) {
     return c.Fail("weight " + Quote(w.name) + " must be a constant tensor (with data)");
@@ -412,21 +413,335 @@ Status CheckLinear(const OpCtx& c) {
                     ir::DTypeName(b.dtype) + " " + Dims(g, b.shape));
     }
   }
-  VKQC_TRY(CheckLinearOutput(c, y, m, n));
+  VKQC_TRY(CheckQuantOutput(c, y, c.op.linear.output_quant, {m, n}));
   return CheckLinearInput(c, x);
 }
 
-// Ops without attributes must not carry linear ones (they would be lost on write).
-Status CheckNoLinearAttrs(const OpCtx& c) {
-  const ir::LinearAttrs& a = c.op.linear;
-  auto is_default = [](const ir::Quant& q) {
-    return q.scheme == Scheme::None && q.scales.empty() && q.zero_points.empty() && q.axis == 0 &&
-           q.group_size == 0;
+// An op carries only the attributes of its own type (the others would be lost on write).
+Status CheckForeignAttrs(const OpCtx& c) {
+  struct Kind {
+    ir::OpType owner;
+    const char* what;
+    bool is_default;
   };
-  if (a.fused_relu || !is_default(a.input_quant) || !is_default(a.output_quant)) {
-    return c.Fail(std::string("carries linear attributes (input_quant, output_quant or "
-                              "fused_relu); a ") +
-                  ir::OpTypeName(c.op.type) + " op takes none");
+  const ir::Op& op = c.op;
+  const Kind kinds[] = {
+      {ir::OpType::Linear,
+       "linear attributes (input_quant, output_quant, fused_relu or fused_relu6)",
+       op.linear == ir::LinearAttrs{}},
+      {ir::OpType::Conv2d, "conv2d attributes (stride, padding, dilation, groups, activation, "
+       "input_quant or output_quant)", op.conv2d == ir::Conv2dAttrs{}},
+      {ir::OpType::Add, "add attributes (activation or output_quant)", op.add == ir::AddAttrs{}},
+      {ir::OpType::AvgPool2d, "pool attributes (kernel, stride, padding, global or output_quant)",
+       op.pool == ir::Pool2dAttrs{}},
+  };
+  bool has_own = false;
+  for (const Kind& k : kinds) has_own = has_own || k.owner == op.type;
+  for (const Kind& k : kinds) {
+    if (k.owner == op.type || k.is_default) continue;
+    return c.Fail(std::string("carries ") + k.what + "; a " + ir::OpTypeName(op.type) +
+                  " op takes " + (has_own ? "only its own" : "none"));
+  }
+  return {};
+}
+
+Status CheckActivation(const OpCtx& c, ir::Activation a) {
+  if (static_cast<uint8_t>(a) > static_cast<uint8_t>(ir::Activation::Relu6)) {
+    return c.Fail("unknown activation " + std::to_string(static_cast<int>(a)) +
+                  "; use none, relu or relu6");
+  }
+  return {};
+}
+
+// A non-constant i8 input with per-tensor quant (q8ta, or the q8to of the op that produced it).
+Status CheckPerTensorInt8(const OpCtx& c, const Tensor& t) {
+  const std::string tn = "input " + Quote(t.name);
+  const Scheme ts = t.quant ? t.quant->scheme : Scheme::None;
+  if (ts != Scheme::Q8TA && ts != Scheme::Q8TO) {
+    return c.Fail(tn + " is i8 " +
+                  (ts == Scheme::None ? std::string("without quantization")
+                                      : std::string("with quant ") + ir::SchemeName(ts)) +
+                  "; " + ir::OpTypeName(c.op.type) +
+                  " takes per-tensor int8 (a q8ta or q8to quant with one scale and one zero "
+                  "point on the tensor), or f32");
+  }
+  return CheckPerTensor(c, tn + " quant " + ir::SchemeName(ts), *t.quant);
+}
+
+Status CheckNotConstant(const OpCtx& c, const Tensor& t) {
+  if (t.is_constant()) {
+    return c.Fail("input " + Quote(t.name) + " is a constant; " + ir::OpTypeName(c.op.type) +
+                  " takes a computed tensor in this version (compute it in the graph instead)");
+  }
+  return {};
+}
+
+// Output size of a window op along one dimension, or <= 0 when no window fits.
+int64_t WindowOut(int64_t in, int64_t pad_a, int64_t pad_b, int64_t k, int64_t stride,
+                  int64_t dilation) {
+  const int64_t num = in + pad_a + pad_b - dilation * (k - 1) - 1;
+  return num < 0 ? 0 : num / stride + 1;
+}
+
+std::string Pair(const int32_t* v) { return "[" + Num(v[0]) + ", " + Num(v[1]) + "]"; }
+std::string Quad(const int32_t* v) {
+  return "[" + Num(v[0]) + ", " + Num(v[1]) + ", " + Num(v[2]) + ", " + Num(v[3]) + "]";
+}
+
+// stride, dilation >= 1 and padding >= 0 of a window op.
+Status CheckWindowParams(const OpCtx& c, const int32_t* stride, const int32_t* padding,
+                         const int32_t* dilation) {
+  if (stride[0] < 1 || stride[1] < 1) {
+    return c.Fail("stride " + Pair(stride) + " must be >= 1 in both dimensions");
+  }
+  if (dilation && (dilation[0] < 1 || dilation[1] < 1)) {
+    return c.Fail("dilation " + Pair(dilation) + " must be >= 1 in both dimensions");
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (padding[i] < 0) {
+      return c.Fail("padding " + Quad(padding) +
+                    " (top, left, bottom, right) must be >= 0 everywhere");
+    }
+  }
+  return {};
+}
+
+// x of a window op: non-constant rank 4 NHWC.
+Status CheckNhwc(const OpCtx& c, const Tensor& x) {
+  VKQC_TRY(CheckNotConstant(c, x));
+  if (x.shape.size() != 4) {
+    return c.Fail("input " + Quote(x.name) + " has shape " + Dims(c.g, x.shape) + "; " +
+                  ir::OpTypeName(c.op.type) + " takes rank 4 NHWC [N, H, W, C]");
+  }
+  return {};
+}
+
+// conv2d: see ir::Conv2dAttrs.
+Status CheckConv2d(const OpCtx& c) {
+  const Graph& g = c.g;
+  const ir::Conv2dAttrs& a = c.op.conv2d;
+  const Tensor& x = c.In(0);
+  const Tensor& w = c.In(1);
+  const Tensor& y = c.Out(0);
+  const std::string xn = "input " + Quote(x.name);
+  const std::string wn = "weight " + Quote(w.name);
+  VKQC_TRY(CheckActivation(c, a.activation));
+  VKQC_TRY(CheckNhwc(c, x));
+  if (x.dtype == DType::I8) {
+    VKQC_TRY(CheckPerTensorInt8(c, x));
+    const ir::Quant& iq = a.input_quant;
+    if (!(iq == ir::Quant{})) {
+      return c.Fail(xn + " is already int8 (its own " + ir::SchemeName(x.quant->scheme) +
+                    " quant is used), so input_quant must be absent, but it is " +
+                    ir::SchemeName(iq.scheme) + "; remove input_quant");
+    }
+  } else if (x.dtype == DType::F32) {
+    switch (a.input_quant.scheme) {
+      case Scheme::None:
+      case Scheme::Float:
+        break;
+      case Scheme::Q8TA:
+        VKQC_TRY(CheckPerTensor(c, "input_quant q8ta", a.input_quant));
+        break;
+      default:
+        return c.Fail(std::string("input_quant scheme ") + ir::SchemeName(a.input_quant.scheme) +
+                      " is not supported by conv2d; use q8ta (static per tensor) or float "
+                      "(weight-only)");
+    }
+  } else {
+    return c.Fail(xn + " is " + ir::DTypeName(x.dtype) +
+                  "; it must be f32, or i8 with a per-tensor q8ta/q8to quant");
+  }
+  if (!w.is_constant()) return c.Fail(wn + " must be a constant tensor (with data)");
+  const Scheme ws = w.quant ? w.quant->scheme : Scheme::None;
+  if (ws != Scheme::Q8CSW) {
+    return c.Fail(wn + " has " +
+                  (ws == Scheme::None ? std::string("no quantization")
+                                      : std::string("scheme ") + ir::SchemeName(ws)) +
+                  "; conv2d needs i8 q8csw weights (one scale per output channel, symmetric)");
+  }
+  if (w.dtype != DType::I8) {
+    return c.Fail(wn + " is " + ir::DTypeName(w.dtype) +
+                  "; q8csw weights must be i8 (u8 weights are converted by the importer)");
+  }
+  VKQC_TRY(CheckWindowParams(c, a.stride, a.padding, a.dilation));
+  const int64_t cin = x.shape[3];
+  if (a.groups < 1 || cin % a.groups != 0) {
+    return c.Fail("groups " + Num(a.groups) + " must be >= 1 and divide the " + Num(cin) +
+                  " input channels of " + Quote(x.name) +
+                  " (depthwise: groups == input channels == output channels)");
+  }
+  const int64_t cin_g = cin / a.groups;
+  if (w.shape.size() != 4 || w.shape[3] != cin_g) {
+    return c.Fail(wn + " has shape " + Dims(g, w.shape) + " but " + xn + " " + Dims(g, x.shape) +
+                  " with groups " + Num(a.groups) + " needs [Cout, KH, KW, " + Num(cin_g) +
+                  "] (Cin / groups = " + Num(cin_g) + " in the last dimension)");
+  }
+  const int64_t cout = w.shape[0];
+  const int64_t kh = w.shape[1];
+  const int64_t kw = w.shape[2];
+  if (cout % a.groups != 0) {
+    return c.Fail("groups " + Num(a.groups) + " must divide the " + Num(cout) +
+                  " output channels of " + wn);
+  }
+  VKQC_TRY(CheckLinearWeight(c, w, cout, kh * kw * cin_g));
+  if (c.op.inputs.size() == 3) {
+    const Tensor& b = c.In(2);
+    if (!b.is_constant() || b.dtype != DType::F32 || b.shape != std::vector<int64_t>{cout}) {
+      return c.Fail("bias " + Quote(b.name) + " must be a constant f32 [" + Num(cout) +
+                    "], but is " + (b.is_constant() ? "a constant " : "a non-constant ") +
+                    ir::DTypeName(b.dtype) + " " + Dims(g, b.shape));
+    }
+  }
+  const int64_t oh = WindowOut(x.shape[1], a.padding[0], a.padding[2], kh, a.stride[0],
+                               a.dilation[0]);
+  const int64_t ow = WindowOut(x.shape[2], a.padding[1], a.padding[3], kw, a.stride[1],
+                               a.dilation[1]);
+  if (oh < 1 || ow < 1) {
+    return c.Fail("the " + Num(kh) + "x" + Num(kw) + " kernel of " + wn + " with dilation " +
+                  Pair(a.dilation) + " does not fit " + xn + " " + Dims(g, x.shape) +
+                  " padded by " + Quad(a.padding) + " (top, left, bottom, right): the output "
+                  "would be " + Num(oh) + "x" + Num(ow) + "; pad the input or use a smaller "
+                  "kernel or dilation");
+  }
+  return CheckQuantOutput(c, y, a.output_quant, {x.shape[0], oh, ow, cout});
+}
+
+// add: see ir::OpType::Add.
+Status CheckAdd(const OpCtx& c) {
+  const Graph& g = c.g;
+  const ir::AddAttrs& a = c.op.add;
+  const Tensor& x0 = c.In(0);
+  const Tensor& x1 = c.In(1);
+  const Tensor& y = c.Out(0);
+  VKQC_TRY(CheckActivation(c, a.activation));
+  for (const Tensor* t : {&x0, &x1}) {
+    VKQC_TRY(CheckNotConstant(c, *t));
+    if (t->dtype != DType::F32 && t->dtype != DType::I8) {
+      return c.Fail("input " + Quote(t->name) + " is " + ir::DTypeName(t->dtype) +
+                    "; add takes f32, or i8 with a per-tensor q8ta/q8to quant");
+    }
+  }
+  if (x0.shape != x1.shape) {
+    return c.Fail("inputs " + Quote(x0.name) + " " + Dims(g, x0.shape) + " and " +
+                  Quote(x1.name) + " " + Dims(g, x1.shape) +
+                  " differ in shape; add needs identical shapes (no broadcasting)");
+  }
+  if (x0.dtype != x1.dtype) {
+    return c.Fail("inputs " + Quote(x0.name) + " (" + ir::DTypeName(x0.dtype) + ") and " +
+                  Quote(x1.name) + " (" + ir::DTypeName(x1.dtype) +
+                  ") differ in dtype; add takes two f32 or two i8 inputs (dequantize or "
+                  "quantize one of them)");
+  }
+  if (x0.dtype == DType::I8) {
+    VKQC_TRY(CheckPerTensorInt8(c, x0));
+    VKQC_TRY(CheckPerTensorInt8(c, x1));
+    if (a.output_quant.scheme != Scheme::Q8TO) {
+      return c.Fail("int8 inputs " + Quote(x0.name) + " and " + Quote(x1.name) +
+                    " need output_quant q8to (the sum is requantized to int8), but it is " +
+                    ir::SchemeName(a.output_quant.scheme) +
+                    "; set output_quant q8to with a scale and zero point");
+    }
+  } else if (a.output_quant.scheme != Scheme::None) {
+    return c.Fail("output_quant " + std::string(ir::SchemeName(a.output_quant.scheme)) +
+                  " needs int8 inputs, but " + Quote(x0.name) + " and " + Quote(x1.name) +
+                  " are f32; remove output_quant (f32 + f32 gives f32), or quantize the inputs");
+  }
+  return CheckQuantOutput(c, y, a.output_quant, x0.shape);
+}
+
+// avg_pool2d: see ir::Pool2dAttrs.
+Status CheckAvgPool2d(const OpCtx& c) {
+  const Graph& g = c.g;
+  const ir::Pool2dAttrs& a = c.op.pool;
+  const Tensor& x = c.In(0);
+  const Tensor& y = c.Out(0);
+  const std::string xn = "input " + Quote(x.name);
+  VKQC_TRY(CheckNhwc(c, x));
+  if (x.dtype == DType::I8) {
+    VKQC_TRY(CheckPerTensorInt8(c, x));
+    if (a.output_quant.scheme != Scheme::Q8TO) {
+      return c.Fail(xn + " is int8, so output_quant must be q8to (the average is requantized to "
+                    "int8), but it is " + std::string(ir::SchemeName(a.output_quant.scheme)) +
+                    "; set output_quant q8to with a scale and zero point");
+    }
+  } else if (x.dtype == DType::F32) {
+    if (a.output_quant.scheme != Scheme::None) {
+      return c.Fail("output_quant " + std::string(ir::SchemeName(a.output_quant.scheme)) +
+                    " needs an int8 input, but " + xn +
+                    " is f32; remove output_quant (the f32 average is f32)");
+    }
+  } else {
+    return c.Fail(xn + " is " + ir::DTypeName(x.dtype) +
+                  "; avg_pool2d takes f32, or i8 with a per-tensor q8ta/q8to quant");
+  }
+  const int64_t n = x.shape[0];
+  const int64_t ch = x.shape[3];
+  if (a.global) {
+    const ir::Pool2dAttrs dflt;
+    if (a.kernel[0] != 0 || a.kernel[1] != 0 || a.stride[0] != 1 || a.stride[1] != 1 ||
+        !std::equal(a.padding, a.padding + 4, dflt.padding)) {
+      return c.Fail("is global (the kernel is the whole " + Num(x.shape[1]) + "x" +
+                    Num(x.shape[2]) + " input) but also sets kernel " + Pair(a.kernel) +
+                    ", stride " + Pair(a.stride) + " or padding " + Quad(a.padding) +
+                    "; remove them, or set global false");
+    }
+    // [N, 1, 1, C], or [N, C] with the unit dimensions dropped (for a classifier linear).
+    std::vector<int64_t> want = {n, 1, 1, ch};
+    if (y.shape.size() == 2) want = {n, ch};
+    return CheckQuantOutput(c, y, a.output_quant, want);
+  }
+  if (a.kernel[0] < 1 || a.kernel[1] < 1) {
+    return c.Fail("kernel " + Pair(a.kernel) +
+                  " is missing or not >= 1; give kernel [kh, kw], or set global for a global "
+                  "average pool");
+  }
+  VKQC_TRY(CheckWindowParams(c, a.stride, a.padding, nullptr));
+  for (int i = 0; i < 4; ++i) {
+    if (a.padding[i] >= a.kernel[i % 2]) {
+      return c.Fail("padding " + Quad(a.padding) + " (top, left, bottom, right) must be smaller "
+                    "than the kernel " + Pair(a.kernel) +
+                    " so that every window holds a real tap (padded taps are not counted)");
+    }
+  }
+  const int64_t oh = WindowOut(x.shape[1], a.padding[0], a.padding[2], a.kernel[0], a.stride[0], 1);
+  const int64_t ow = WindowOut(x.shape[2], a.padding[1], a.padding[3], a.kernel[1], a.stride[1], 1);
+  if (oh < 1 || ow < 1) {
+    return c.Fail("kernel " + Pair(a.kernel) + " does not fit " + xn + " " + Dims(g, x.shape) +
+                  " padded by " + Quad(a.padding) + ": the output would be " + Num(oh) + "x" +
+                  Num(ow) + "; use a smaller kernel, or global");
+  }
+  return CheckQuantOutput(c, y, a.output_quant, {n, oh, ow, ch});
+}
+
+// dequantize: i8 with its quant -> f32 of the same shape.
+Status CheckDequantize(const OpCtx& c) {
+  const Graph& g = c.g;
+  const Tensor& q = c.In(0);
+  const Tensor& y = c.Out(0);
+  const std::string qn = "input " + Quote(q.name);
+  VKQC_TRY(CheckNotConstant(c, q));
+  if (q.dtype != DType::I8) {
+    return c.Fail(qn + " is " + ir::DTypeName(q.dtype) +
+                  "; dequantize takes an i8 tensor with its quant (q8ta/q8to per tensor, or "
+                  "dq8ca per token)" +
+                  (q.dtype == DType::F32 ? "; the tensor is already float, so drop the dequantize"
+                                         : ""));
+  }
+  const Scheme qs = q.quant ? q.quant->scheme : Scheme::None;
+  if (qs == Scheme::Q8TA || qs == Scheme::Q8TO) {
+    VKQC_TRY(CheckPerTensor(c, qn + " quant " + ir::SchemeName(qs), *q.quant));
+  } else if (qs != Scheme::DQ8CA) {
+    return c.Fail(qn + " is i8 " +
+                  (qs == Scheme::None ? std::string("without quantization")
+                                      : std::string("with quant ") + ir::SchemeName(qs)) +
+                  "; dequantize needs q8ta/q8to (per tensor) or dq8ca (per token, from a "
+                  "quantize op) to know the scale and zero point");
+  }
+  if (y.dtype != DType::F32 || y.shape != q.shape) {
+    return c.Fail("output " + Quote(y.name) + " is " + ir::DTypeName(y.dtype) + " " +
+                  Dims(g, y.shape) + "; it must be f32 " + Dims(g, q.shape) + " like its input " +
+                  Quote(q.name));
   }
   return {};
 }
@@ -434,7 +749,6 @@ Status CheckNoLinearAttrs(const OpCtx& c) {
 // Elementwise f32 ops (mul, silu): every input and the output f32 with the shape of input 0
 // (the leading dimension may be symbolic and must match); constant inputs are refused.
 Status CheckElementwise(const OpCtx& c) {
-  VKQC_TRY(CheckNoLinearAttrs(c));
   const Graph& g = c.g;
   const char* type = ir::OpTypeName(c.op.type);
   const Tensor& a = c.In(0);
@@ -468,7 +782,6 @@ Status CheckElementwise(const OpCtx& c) {
 // quantize: f32 [M, K] (non-constant) -> i8 [M, K]; the output tensor's quant is the scheme,
 // q8ta (static per tensor) or dq8ca (per token, parameters computed at run time).
 Status CheckQuantize(const OpCtx& c) {
-  VKQC_TRY(CheckNoLinearAttrs(c));
   const Graph& g = c.g;
   const Tensor& x = c.In(0);
   const Tensor& q = c.Out(0);
@@ -481,9 +794,11 @@ Status CheckQuantize(const OpCtx& c) {
   if (x.dtype != DType::F32) {
     return c.Fail(xn + " is " + ir::DTypeName(x.dtype) + "; quantize takes f32");
   }
-  if (x.shape.size() != 2) {
+  const Scheme qs = q.quant ? q.quant->scheme : Scheme::None;
+  if (qs == Scheme::DQ8CA && x.shape.size() != 2) {
     return c.Fail(xn + " has shape " + Dims(g, x.shape) +
-                  "; quantize takes rank 2 [M, K] (rows are tokens)");
+                  "; per-token (dq8ca) quantize takes rank 2 [M, K] (rows are tokens); "
+                  "per-tensor q8ta takes any shape");
   }
   if (q.dtype != DType::I8) {
     return c.Fail(qn + " is " + ir::DTypeName(q.dtype) + "; quantize writes i8");
@@ -492,7 +807,6 @@ Status CheckQuantize(const OpCtx& c) {
     return c.Fail(qn + " has shape " + Dims(g, q.shape) + " but " + xn + " has shape " +
                   Dims(g, x.shape) + "; quantize keeps the shape");
   }
-  const Scheme qs = q.quant ? q.quant->scheme : Scheme::None;
   switch (qs) {
     case Scheme::Q8TA:
       return CheckPerTensor(c, qn + " quant q8ta", *q.quant);
@@ -529,6 +843,10 @@ constexpr OpRule kOpRules[] = {
     {ir::OpType::Mul, 2, 2, 1, "inputs [a, b] and one output", CheckElementwise},
     {ir::OpType::Silu, 1, 1, 1, "input [a] and one output", CheckElementwise},
     {ir::OpType::Quantize, 1, 1, 1, "input [x] and one output", CheckQuantize},
+    {ir::OpType::Dequantize, 1, 1, 1, "input [q] and one output", CheckDequantize},
+    {ir::OpType::Conv2d, 2, 3, 1, "inputs [x, w] or [x, w, bias] and one output", CheckConv2d},
+    {ir::OpType::Add, 2, 2, 1, "inputs [a, b] and one output", CheckAdd},
+    {ir::OpType::AvgPool2d, 1, 1, 1, "input [x] and one output", CheckAvgPool2d},
 };
 
 const OpRule* FindRule(ir::OpType t) {
@@ -691,6 +1009,7 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
                       "); ops must be listed in topological order");
       }
     }
+    VKQC_TRY(CheckForeignAttrs(c));
     VKQC_TRY(FindRule(op.type)->check(c));
   }
 

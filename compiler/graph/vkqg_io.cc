@@ -52,6 +52,10 @@ class Reader {
   Status ReadOp(int index, const fbg::Op& op, ir::Op& out) const;
   Status ReadIndices(const flatbuffers::Vector<int32_t>* v, const std::string& what,
                      std::vector<int>& out) const;
+  // A fixed-length int vector of an attrs table: absent keeps `out`'s default.
+  Status ReadIntArray(const flatbuffers::Vector<int32_t>* v, size_t n, const std::string& what,
+                      int32_t* out) const;
+  Status ReadActivation(int8_t raw, const std::string& owner, ir::Activation& out) const;
 
   std::shared_ptr<const std::vector<uint8_t>> bytes_;
   std::string origin_;
@@ -147,6 +151,26 @@ Status Reader::ReadIndices(const flatbuffers::Vector<int32_t>* v, const std::str
   return {};
 }
 
+Status Reader::ReadActivation(int8_t raw, const std::string& owner, ir::Activation& out) const {
+  if (raw < 0 || raw > static_cast<int8_t>(fbg::Activation::MAX)) {
+    return Fail(owner + ": unknown activation " + std::to_string(raw) +
+                " (this vkqc knows: none, relu, relu6); the file may come from a newer vkqc");
+  }
+  out = static_cast<ir::Activation>(raw);
+  return {};
+}
+
+Status Reader::ReadIntArray(const flatbuffers::Vector<int32_t>* v, size_t n,
+                            const std::string& what, int32_t* out) const {
+  if (!v) return {};
+  if (v->size() != n) {
+    return Fail(what + " has " + std::to_string(v->size()) + " values, expected " +
+                std::to_string(n) + " (the file is corrupt or was written by a broken tool)");
+  }
+  for (size_t i = 0; i < n; ++i) out[i] = v->Get(static_cast<flatbuffers::uoffset_t>(i));
+  return {};
+}
+
 Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
   if (op.name()) out.name = op.name()->str();
   const std::string who = "op " + std::to_string(index) + " " + Quote(out.name);
@@ -155,29 +179,76 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
     case fbg::OpType::Mul:
     case fbg::OpType::Silu:
     case fbg::OpType::Quantize:
+    case fbg::OpType::Dequantize:
+    case fbg::OpType::Conv2d:
+    case fbg::OpType::Add:
+    case fbg::OpType::AvgPool2d:
       break;
     default:
       return Fail(who + ": unknown op type " + std::to_string(static_cast<int>(op.type())) +
-                  " (this vkqc knows: linear, mul, silu, quantize); the file may come from a "
-                  "newer vkqc");
+                  " (this vkqc knows: linear, mul, silu, quantize, dequantize, conv2d, add, "
+                  "avg_pool2d); the file may come from a newer vkqc");
   }
   out.type = static_cast<ir::OpType>(op.type());
   VKQC_TRY(ReadIndices(op.inputs(), who + ": input", out.inputs));
   VKQC_TRY(ReadIndices(op.outputs(), who + ": output", out.outputs));
+  // Each attrs table belongs to one op type.
+  auto wrong_attrs = [&](const char* table, ir::OpType owner) {
+    return Fail(who + ": a " + ir::OpTypeName(out.type) + " op carries " + table +
+                " (attributes of " + ir::OpTypeName(owner) + "); " +
+                (out.type == ir::OpType::Linear || out.type == ir::OpType::Conv2d ||
+                         out.type == ir::OpType::Add || out.type == ir::OpType::AvgPool2d
+                     ? "it takes its own attribute table"
+                     : "it takes no attributes") +
+                " (the file is corrupt or was written by a broken tool)");
+  };
   switch (op.attrs_type()) {
     case fbg::OpAttrs::NONE:
       return {};
     case fbg::OpAttrs::LinearAttrs: {
-      if (out.type != ir::OpType::Linear) {
-        return Fail(who + ": a " + ir::OpTypeName(out.type) +
-                    " op carries LinearAttrs; it takes no attributes (the file is corrupt or "
-                    "was written by a broken tool)");
-      }
+      if (out.type != ir::OpType::Linear) return wrong_attrs("LinearAttrs", ir::OpType::Linear);
       const fbg::LinearAttrs* a = op.attrs_as_LinearAttrs();
       if (!a) return {};
       VKQC_TRY(ReadQuant(a->input_quant(), who + ": input_quant", out.linear.input_quant));
       VKQC_TRY(ReadQuant(a->output_quant(), who + ": output_quant", out.linear.output_quant));
       out.linear.fused_relu = a->fused_relu();
+      out.linear.fused_relu6 = a->fused_relu6();
+      return {};
+    }
+    case fbg::OpAttrs::Conv2dAttrs: {
+      if (out.type != ir::OpType::Conv2d) return wrong_attrs("Conv2dAttrs", ir::OpType::Conv2d);
+      const fbg::Conv2dAttrs* a = op.attrs_as_Conv2dAttrs();
+      if (!a) return {};
+      ir::Conv2dAttrs& c = out.conv2d;
+      VKQC_TRY(ReadIntArray(a->stride(), 2, who + ": stride", c.stride));
+      VKQC_TRY(ReadIntArray(a->padding(), 4, who + ": padding", c.padding));
+      VKQC_TRY(ReadIntArray(a->dilation(), 2, who + ": dilation", c.dilation));
+      c.groups = a->groups();
+      VKQC_TRY(ReadActivation(static_cast<int8_t>(a->activation()), who, c.activation));
+      VKQC_TRY(ReadQuant(a->input_quant(), who + ": input_quant", c.input_quant));
+      VKQC_TRY(ReadQuant(a->output_quant(), who + ": output_quant", c.output_quant));
+      return {};
+    }
+    case fbg::OpAttrs::AddAttrs: {
+      if (out.type != ir::OpType::Add) return wrong_attrs("AddAttrs", ir::OpType::Add);
+      const fbg::AddAttrs* a = op.attrs_as_AddAttrs();
+      if (!a) return {};
+      VKQC_TRY(ReadActivation(static_cast<int8_t>(a->activation()), who, out.add.activation));
+      VKQC_TRY(ReadQuant(a->output_quant(), who + ": output_quant", out.add.output_quant));
+      return {};
+    }
+    case fbg::OpAttrs::Pool2dAttrs: {
+      if (out.type != ir::OpType::AvgPool2d) {
+        return wrong_attrs("Pool2dAttrs", ir::OpType::AvgPool2d);
+      }
+      const fbg::Pool2dAttrs* a = op.attrs_as_Pool2dAttrs();
+      if (!a) return {};
+      ir::Pool2dAttrs& p = out.pool;
+      VKQC_TRY(ReadIntArray(a->kernel(), 2, who + ": kernel", p.kernel));
+      VKQC_TRY(ReadIntArray(a->stride(), 2, who + ": stride", p.stride));
+      VKQC_TRY(ReadIntArray(a->padding(), 4, who + ": padding", p.padding));
+      p.global = a->global();
+      VKQC_TRY(ReadQuant(a->output_quant(), who + ": output_quant", p.output_quant));
       return {};
     }
   }
@@ -251,10 +322,7 @@ Result<ir::Graph> Reader::Read() {
 
 // ---- writing -----------------------------------------------------------------------------------
 
-bool IsDefault(const ir::Quant& q) {
-  return q.scheme == ir::Scheme::None && q.scales.empty() && q.zero_points.empty() && q.axis == 0 &&
-         q.group_size == 0;
-}
+bool IsDefault(const ir::Quant& q) { return q == ir::Quant{}; }
 
 flatbuffers::Offset<fbg::Quant> WriteQuant(flatbuffers::FlatBufferBuilder& fbb,
                                            const ir::Quant& q) {
@@ -305,26 +373,75 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
   }
   std::vector<flatbuffers::Offset<fbg::Op>> ops;
   ops.reserve(graph.ops.size());
+  auto opt_quant = [&](const ir::Quant& q) -> flatbuffers::Offset<fbg::Quant> {
+    return IsDefault(q) ? 0 : WriteQuant(fbb, q);
+  };
+  auto ints = [&](const int32_t* v, size_t n) {
+    return fbb.CreateVector(std::vector<int32_t>(v, v + n));
+  };
   for (const ir::Op& op : graph.ops) {
+    // Only the attributes of the op's own type have a place in the file.
+    const char* foreign = nullptr;
+    if (op.type != ir::OpType::Linear && !(op.linear == ir::LinearAttrs{})) foreign = "linear";
+    if (op.type != ir::OpType::Conv2d && !(op.conv2d == ir::Conv2dAttrs{})) foreign = "conv2d";
+    if (op.type != ir::OpType::Add && !(op.add == ir::AddAttrs{})) foreign = "add";
+    if (op.type != ir::OpType::AvgPool2d && !(op.pool == ir::Pool2dAttrs{})) foreign = "pool";
+    if (foreign) {
+      return InternalError("SerializeGraph: op " + Quote(op.name) + " (" +
+                           ir::OpTypeName(op.type) + ") carries " + foreign +
+                           " attributes, which a .vkqg cannot hold for it");
+    }
     auto name = fbb.CreateString(op.name);
     auto inputs = fbb.CreateVector(std::vector<int32_t>(op.inputs.begin(), op.inputs.end()));
     auto outputs = fbb.CreateVector(std::vector<int32_t>(op.outputs.begin(), op.outputs.end()));
-    if (op.type != ir::OpType::Linear) {  // mul, silu, quantize: no attributes
-      if (op.linear.fused_relu || !IsDefault(op.linear.input_quant) ||
-          !IsDefault(op.linear.output_quant)) {
-        return InternalError("SerializeGraph: op " + Quote(op.name) + " (" +
-                             ir::OpTypeName(op.type) +
-                             ") carries linear attributes, which a .vkqg cannot hold for it");
+    const auto type = static_cast<fbg::OpType>(op.type);
+    switch (op.type) {
+      case ir::OpType::Linear: {
+        const ir::LinearAttrs& la = op.linear;
+        auto in_q = opt_quant(la.input_quant);
+        auto out_q = opt_quant(la.output_quant);
+        auto attrs = fbg::CreateLinearAttrs(fbb, in_q, la.fused_relu, out_q, la.fused_relu6);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::LinearAttrs,
+                                    attrs.Union()));
+        break;
       }
-      ops.push_back(fbg::CreateOp(fbb, name, static_cast<fbg::OpType>(op.type), inputs, outputs));
-      continue;
+      case ir::OpType::Conv2d: {
+        const ir::Conv2dAttrs& ca = op.conv2d;
+        auto stride = ints(ca.stride, 2);
+        auto padding = ints(ca.padding, 4);
+        auto dilation = ints(ca.dilation, 2);
+        auto in_q = opt_quant(ca.input_quant);
+        auto out_q = opt_quant(ca.output_quant);
+        auto attrs = fbg::CreateConv2dAttrs(fbb, stride, padding, dilation, ca.groups,
+                                            static_cast<fbg::Activation>(ca.activation), in_q,
+                                            out_q);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::Conv2dAttrs,
+                                    attrs.Union()));
+        break;
+      }
+      case ir::OpType::Add: {
+        auto out_q = opt_quant(op.add.output_quant);
+        auto attrs = fbg::CreateAddAttrs(fbb, static_cast<fbg::Activation>(op.add.activation),
+                                         out_q);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::AddAttrs,
+                                    attrs.Union()));
+        break;
+      }
+      case ir::OpType::AvgPool2d: {
+        const ir::Pool2dAttrs& pa = op.pool;
+        auto kernel = ints(pa.kernel, 2);
+        auto stride = ints(pa.stride, 2);
+        auto padding = ints(pa.padding, 4);
+        auto out_q = opt_quant(pa.output_quant);
+        auto attrs = fbg::CreatePool2dAttrs(fbb, kernel, stride, padding, pa.global, out_q);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::Pool2dAttrs,
+                                    attrs.Union()));
+        break;
+      }
+      default:  // mul, silu, quantize, dequantize: no attributes
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs));
+        break;
     }
-    const ir::LinearAttrs& la = op.linear;
-    auto in_q = IsDefault(la.input_quant) ? 0 : WriteQuant(fbb, la.input_quant);
-    auto out_q = IsDefault(la.output_quant) ? 0 : WriteQuant(fbb, la.output_quant);
-    auto attrs = fbg::CreateLinearAttrs(fbb, in_q, la.fused_relu, out_q);
-    ops.push_back(fbg::CreateOp(fbb, name, static_cast<fbg::OpType>(op.type), inputs, outputs,
-                                fbg::OpAttrs::LinearAttrs, attrs.Union()));
   }
   auto tensors_v = fbb.CreateVector(tensors);
   auto ops_v = fbb.CreateVector(ops);

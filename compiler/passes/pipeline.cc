@@ -7,6 +7,7 @@
 
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/graph/verify.h"
+#include "compiler/kernels/conv/conv.h"
 #include "compiler/kernels/elementwise/elementwise.h"
 #include "compiler/plan/planner.h"
 #include "compiler/shaderlib/shaderlib.h"
@@ -22,7 +23,9 @@ uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // Where one layer's constants live in the weight segment, and their word offsets.
 struct LayerConstants {
   uint64_t offset = 0, size = 0;
-  linear::PackedLinear layout;  // region emptied after copying; offsets kept
+  linear::PackedLinear layout;      // linear / GEMM convolutions; region emptied after copying
+  conv::PackedDepthwise depthwise;  // depthwise convolutions; region emptied after copying
+  bool is_depthwise = false;
 };
 
 // A buffer a dispatch binds, before arena placement: an input/output buffer or an arena range.
@@ -91,6 +94,10 @@ class Compiler {
     consts_.resize(g_.ops.size());
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       const ir::Op& op = g_.ops[i];
+      if (op.type == ir::OpType::Conv2d) {
+        VKQC_TRY(PackConv(i));
+        continue;
+      }
       if (op.type != ir::OpType::Linear) continue;
       const ir::Tensor& w = g_.tensors[op.inputs[1]];
       const int64_t n = w.shape[0], k = w.shape[1];
@@ -118,6 +125,44 @@ class Compiler {
     return {};
   }
 
+  void Append(LayerConstants& c, std::vector<uint8_t>& region) {
+    c.offset = AlignUp(plan_.weights.size(), align_);
+    c.size = region.size();
+    plan_.weights.resize(c.offset);
+    plan_.weights.insert(plan_.weights.end(), region.begin(), region.end());
+    region.clear();
+    region.shrink_to_fit();
+  }
+
+  // Convolution weights: depthwise ones for the direct kernel, groups == 1 as a GEMM weight
+  // [Cout][KH*KW*Cin] (the IR's [Cout][KH][KW][Cin] bytes in the order im2col writes K).
+  Status PackConv(size_t i) {
+    const ir::Op& op = g_.ops[i];
+    const ir::Tensor& x = g_.tensors[op.inputs[0]];
+    const ir::Tensor& w = g_.tensors[op.inputs[1]];
+    const int64_t cout = w.shape[0], kh = w.shape[1], kw = w.shape[2], cin = x.shape[3];
+    const float* bias =
+        op.inputs.size() > 2 ? reinterpret_cast<const float*>(g_.tensors[op.inputs[2]].data->data()) : nullptr;
+    LayerConstants& c = consts_[i];
+    const int32_t groups = op.conv2d.groups;
+    if (groups > 1 && groups == cin && groups == cout) {
+      c.is_depthwise = true;
+      c.depthwise = conv::PackDepthwise(reinterpret_cast<const int8_t*>(w.data->data()), cout, kh, kw,
+                                        w.quant->scales.data(), bias);
+      Append(c, c.depthwise.region);
+      return {};
+    }
+    if (groups != 1)
+      return UserError(OpLabel(i) + ": grouped convolution with groups=" + std::to_string(groups) +
+                       " (neither 1 nor depthwise) is unsupported in this version");
+    c.layout = linear::PackLinear(ir::Scheme::Q8CSW, w.data->data(), cout, kh * kw * cin, 0, w.quant->scales.data(),
+                                  nullptr, bias);
+    if (c.layout.region.size() > p_.max_storage_buffer_range)
+      return UserError(OpLabel(i) + ": packed weights exceed maxStorageBufferRange of target '" + p_.name + "'");
+    Append(c, c.layout.region);
+    return {};
+  }
+
   linear::LinearShape ShapeOf(const ir::Op& op, int64_t tokens) const {
     const ir::Tensor& x = g_.tensors[op.inputs[0]];
     const ir::Tensor& w = g_.tensors[op.inputs[1]];
@@ -135,6 +180,7 @@ class Compiler {
     s.group_size = w.quant->group_size;
     s.has_bias = op.inputs.size() > 2;
     s.relu = op.linear.fused_relu;
+    s.relu6 = op.linear.fused_relu6;
     s.out_q8 = op.linear.output_quant.scheme == ir::Scheme::Q8TO;
     return s;
   }
@@ -315,7 +361,127 @@ class Compiler {
         pl.detail = std::to_string(m) + " rows of " + std::to_string(k);
         continue;
       }
-      if (op.type != ir::OpType::Linear) return UserError(OpLabel(i) + ": unsupported op type");
+      if (op.type == ir::OpType::Dequantize) {
+        const ir::Tensor& q = g_.tensors[op.inputs[0]];
+        const int64_t k = q.shape.back(), m = q.NumElements(tokens) / k;
+        const bool per_row = q.quant->scheme == ir::Scheme::DQ8CA;
+        const float scale = per_row ? 1.0f : q.quant->scales[0];
+        const int32_t zp = per_row || q.quant->zero_points.empty() ? 0 : q.quant->zero_points[0];
+        std::vector<Bind> binds{rd(op.inputs[0]), wr(op.outputs[0])};
+        if (per_row) binds.push_back({row_params_vb.at(op.inputs[0]), 0, 0, false});
+        dispatch(conv::DequantizeDispatch(m, k, per_row, scale, zp, p_), binds, l);
+        pl.variant = per_row ? "dequantize_i8_per_token" : "dequantize_i8";
+        pl.reason = "int8 -> f32: scale * (q - zp)";
+        pl.detail = std::to_string(m) + " rows of " + std::to_string(k);
+        continue;
+      }
+      if (op.type == ir::OpType::Conv2d) {
+        const ir::Tensor& xt = g_.tensors[op.inputs[0]];
+        const ir::Tensor& wt = g_.tensors[op.inputs[1]];
+        const ir::Tensor& yt = g_.tensors[op.outputs[0]];
+        const ir::Conv2dAttrs& a = op.conv2d;
+        conv::ConvGeometry geo;
+        geo.n = Dim(xt.shape[0], tokens);
+        geo.h = xt.shape[1];
+        geo.w = xt.shape[2];
+        geo.c = xt.shape[3];
+        geo.kh = wt.shape[1];
+        geo.kw = wt.shape[2];
+        geo.sh = a.stride[0];
+        geo.sw = a.stride[1];
+        geo.pt = a.padding[0];
+        geo.pl = a.padding[1];
+        geo.pb = a.padding[2];
+        geo.pr = a.padding[3];
+        geo.dh = a.dilation[0];
+        geo.dw = a.dilation[1];
+        geo.oh = yt.shape[1];
+        geo.ow = yt.shape[2];
+        const int64_t cout = wt.shape[0];
+        const LayerConstants& c = consts_[i];
+        linear::LinearConsts lc;
+        const bool out_q8 = a.output_quant.scheme == ir::Scheme::Q8TO;
+        if (out_q8) {
+          lc.out_scale = a.output_quant.scales[0];
+          lc.out_zero_point = a.output_quant.zero_points.empty() ? 0 : a.output_quant.zero_points[0];
+        }
+        // int8 input rows: the tensor itself, or this layer's (shared) quantization of it.
+        Bind x = rd(op.inputs[0]);
+        std::string quant_note;
+        if (xt.dtype == ir::DType::I8) {
+          lc.act_scale = xt.quant->scales[0];
+          lc.act_zero_point = xt.quant->zero_points.empty() ? 0 : xt.quant->zero_points[0];
+        } else if (a.input_quant.scheme == ir::Scheme::Q8TA) {
+          lc.act_scale = a.input_quant.scales[0];
+          lc.act_zero_point = a.input_quant.zero_points.empty() ? 0 : a.input_quant.zero_points[0];
+          std::ostringstream key;
+          key << op.inputs[0] << ":" << int(ir::Scheme::Q8TA) << ":" << lc.act_scale << ":" << lc.act_zero_point;
+          auto it = quantized.find(key.str());
+          if (it == quantized.end()) {
+            const int xq = add_vb(SliceKind::Arena, 0, uint64_t(geo.n * geo.h * geo.w) * linear::PackedK4(geo.c) * 4,
+                                  xt.name + ".q8ta");
+            dispatch(linear::QuantizeDispatch(ir::Scheme::Q8TA, geo.n * geo.h * geo.w, geo.c, lc.act_scale,
+                                              lc.act_zero_point, p_),
+                     {x, {xq, 0, 0, true}}, l);
+            it = quantized.emplace(key.str(), std::make_pair(xq, -1)).first;
+          } else {
+            quant_note = "; reuses the quantized input of an earlier layer";
+          }
+          x = {it->second.first, 0, 0, false};
+        } else {
+          return UserError(OpLabel(i) + ": conv2d with float (weight-only) activations is unsupported in this "
+                           "version; give it input_quant q8ta or an int8 input");
+        }
+        const bool bias = op.inputs.size() > 2;
+        const uint32_t flags = (bias ? linear::kFlagBias : 0) |
+                               (a.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
+                               (a.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);
+        std::ostringstream det;
+        det << geo.kh << "x" << geo.kw << " stride " << geo.sh << "x" << geo.sw << " dilation " << geo.dh << "x"
+            << geo.dw << ", " << geo.rows() << " output pixels";
+        if (c.is_depthwise) {
+          dispatch(conv::DepthwiseDispatch(geo, c.depthwise, out_q8, lc, flags, p_),
+                   {x, {-1, c.offset, c.size, false}, wr(op.outputs[0])}, l);
+          pl.variant = std::string("conv2d_dw_q8ta_q8csw") + (out_q8 ? "_q8to" : "") + "_direct";
+          pl.reason = "depthwise: direct kernel, int32 accumulation per channel" + quant_note;
+          pl.integer_path = true;
+        } else {
+          Bind cols = x;
+          if (!geo.pointwise()) {
+            const int cv = add_vb(SliceKind::Arena, 0, uint64_t(geo.rows()) * linear::PackedK4(geo.k()) * 4,
+                                  op.name + ".im2col");
+            dispatch(conv::Im2colDispatch(geo, lc.act_zero_point, p_), {x, {cv, 0, 0, true}}, l);
+            cols = {cv, 0, 0, false};
+          }
+          linear::LinearShape shape;
+          shape.m = geo.rows();
+          shape.k = geo.k();
+          shape.n = cout;
+          shape.x_int8 = true;
+          shape.act = ir::Scheme::Q8TA;
+          shape.weights = ir::Scheme::Q8CSW;
+          shape.has_bias = bias;
+          shape.relu = a.activation == ir::Activation::Relu;
+          shape.relu6 = a.activation == ir::Activation::Relu6;
+          shape.out_q8 = out_q8;
+          auto choice = linear::SelectLinear(shape, p_, o_.select);
+          if (!choice.ok()) return Error{choice.error().kind, OpLabel(i) + ": " + choice.error().message};
+          dispatch(linear::LinearDispatch(shape, *choice, c.layout, lc, p_), {cols, {-1, c.offset, c.size, false},
+                   wr(op.outputs[0])}, l);
+          std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm
+          pl.variant = "conv2d_" + std::string(geo.pointwise() ? "pointwise" : "im2col") + "_" + v.substr(7);
+          pl.reason = std::string(geo.pointwise() ? "1x1 stride 1: the input rows are the GEMM rows; "
+                                                  : "im2col into packed int8 rows, then GEMM; ") +
+                      choice->reason + quant_note;
+          pl.integer_path = true;
+        }
+        pl.detail = det.str();
+        pl.weight_bytes = c.size;
+        pl.flops = 2ull * geo.rows() * cout * geo.kh * geo.kw * (c.is_depthwise ? 1 : geo.c);
+        continue;
+      }
+      if (op.type != ir::OpType::Linear) return UserError(OpLabel(i) + ": op type '" + ir::OpTypeName(op.type) +
+                                                          "' is not supported by the compiler in this version");
       const linear::LinearShape shape = ShapeOf(op, tokens);
       auto choice_r = linear::SelectLinear(shape, p_, o_.select);
       if (!choice_r.ok()) return Error{choice_r.error().kind, OpLabel(i) + ": " + choice_r.error().message};

@@ -100,7 +100,7 @@ DispatchParams RepackDispatch(bool to_packed, int64_t m, int64_t k, const Target
 DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const PackedLinear& pk,
                               const LinearConsts& k, const TargetProfile& p) {
   DispatchParams d;
-  const uint32_t flags = (s.relu ? kFlagRelu : 0) | (s.has_bias ? kFlagBias : 0);
+  const uint32_t flags = (s.relu ? kFlagRelu : 0) | (s.relu6 ? kFlagRelu6 : 0) | (s.has_bias ? kFlagBias : 0);
   LinearPush push{k.act_scale, k.act_zero_point, flags, 1.0f / k.out_scale, k.out_zero_point, {0, 0, 0}};
   d.push = Bytes(push);
   d.shared_memory_bytes = c.SharedMemoryBytes();

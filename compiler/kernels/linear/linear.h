@@ -28,6 +28,7 @@ struct LinearShape {
   int64_t group_size = 0;                 // int4 only
   bool has_bias = false;
   bool relu = false;
+  bool relu6 = false;
   bool out_q8 = false;                    // q8to output
   bool Quantized() const { return x_int8 || act == ir::Scheme::Q8TA || act == ir::Scheme::DQ8CA; }
   bool Int4() const { return weights == ir::Scheme::Q4GSW || weights == ir::Scheme::Q4GAW; }
@@ -99,7 +100,7 @@ struct LinearPush {
   uint32_t reserved[3];
 };
 static_assert(sizeof(LinearPush) == 32);
-constexpr uint32_t kFlagRelu = 1, kFlagBias = 2;
+constexpr uint32_t kFlagRelu = 1, kFlagBias = 2, kFlagRelu6 = 4;
 
 struct QuantizePush {
   float inv_scale;

@@ -308,6 +308,115 @@ inline std::vector<SafetensorsEntry> QuantizeGraphWeights() {
   };
 }
 
+// The small int8 CNN of docs/graph-json.md ("A small int8 CNN"), in IR form (tensor indices in
+// brackets; N is the symbolic dimension "batch"):
+//   x [0] f32 [N, 8, 8, 3] -> quantize "quant_x" -> xq [1] i8 q8ta (0.02, 5)
+//   h1 [4] = conv2d "stem"(xq, stem.weight [2] [8, 3, 3, 3], stem.bias [3]) stride 2, padding 1,
+//            relu6, q8to (0.025, -128): [N, 4, 4, 8]
+//   h2 [7] = conv2d "dw"(h1, dw.weight [5] [8, 3, 3, 1], dw.bias [6]) groups 8 (depthwise),
+//            padding 1, relu6, q8to (0.025, -128)
+//   h3 [9] = conv2d "pw"(h2, pw.weight [8] [8, 1, 1, 8]) q8to (0.04, 2)
+//   h4 [10] = add "residual"(h1, h3) q8to (0.05, -10)
+//   pooled [11] = avg_pool2d "pool"(h4) global, q8to (0.05, -10): i8 [N, 8]
+//   feat [12] = dequantize "dequant"(pooled): f32 [N, 8]
+//   y [15] = linear "fc"(feat, fc.weight [13] [4, 8], fc.bias [14]) (weight-only): f32 [N, 4]
+// Ops: 0 quant_x, 1 stem, 2 dw, 3 pw, 4 residual, 5 pool, 6 dequant, 7 fc.
+inline ir::Graph MakeCnnGraph() {
+  ir::Graph g;
+  g.symbolic_dim = "batch";
+  auto add = [&](std::string name, std::vector<int64_t> shape, ir::DType dt) -> ir::Tensor& {
+    ir::Tensor t;
+    t.name = std::move(name);
+    t.shape = std::move(shape);
+    t.dtype = dt;
+    g.tensors.push_back(std::move(t));
+    return g.tensors.back();
+  };
+  auto weight = [&](std::string name, std::vector<int64_t> shape, float base, int seed) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    const int64_t cout = shape[0];
+    ir::Tensor& w = add(std::move(name), std::move(shape), ir::DType::I8);
+    w.data = Own(ToBytes(Pattern(n, seed)));
+    w.quant = ir::Quant{ir::Scheme::Q8CSW, Scales(static_cast<size_t>(cout), base), {}, 0, 0};
+  };
+  auto bias = [&](std::string name, int64_t n, float base) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = base * static_cast<float>(i % 5) - 0.5f;
+    add(std::move(name), {n}, ir::DType::F32).data = Own(ToBytes(v));
+  };
+  auto q8 = [](ir::Scheme s, float scale, int32_t zp) { return ir::Quant{s, {scale}, {zp}, 0, 0}; };
+  const int64_t n = ir::kSymbolicDim;
+  const ir::Quant relu6_q = q8(ir::Scheme::Q8TO, 0.025f, -128);
+  const ir::Quant pw_q = q8(ir::Scheme::Q8TO, 0.04f, 2);
+  const ir::Quant sum_q = q8(ir::Scheme::Q8TO, 0.05f, -10);
+  add("x", {n, 8, 8, 3}, ir::DType::F32);                                           // 0
+  add("xq", {n, 8, 8, 3}, ir::DType::I8).quant = q8(ir::Scheme::Q8TA, 0.02f, 5);   // 1
+  weight("stem.weight", {8, 3, 3, 3}, 0.01f, 1);                                    // 2
+  bias("stem.bias", 8, 0.25f);                                                      // 3
+  add("h1", {n, 4, 4, 8}, ir::DType::I8).quant = relu6_q;                           // 4
+  weight("dw.weight", {8, 3, 3, 1}, 0.02f, 2);                                      // 5
+  bias("dw.bias", 8, 0.125f);                                                       // 6
+  add("h2", {n, 4, 4, 8}, ir::DType::I8).quant = relu6_q;                           // 7
+  weight("pw.weight", {8, 1, 1, 8}, 0.005f, 3);                                     // 8
+  add("h3", {n, 4, 4, 8}, ir::DType::I8).quant = pw_q;                              // 9
+  add("h4", {n, 4, 4, 8}, ir::DType::I8).quant = sum_q;                             // 10
+  add("pooled", {n, 8}, ir::DType::I8).quant = sum_q;                               // 11
+  add("feat", {n, 8}, ir::DType::F32);                                              // 12
+  weight("fc.weight", {4, 8}, 0.01f, 4);                                            // 13
+  bias("fc.bias", 4, 0.5f);                                                         // 14
+  add("y", {n, 4}, ir::DType::F32);                                                 // 15
+
+  auto op = [&](std::string name, ir::OpType type, std::vector<int> in, int out) -> ir::Op& {
+    ir::Op o;
+    o.name = std::move(name);
+    o.type = type;
+    o.inputs = std::move(in);
+    o.outputs = {out};
+    g.ops.push_back(o);
+    return g.ops.back();
+  };
+  op("quant_x", ir::OpType::Quantize, {0}, 1);
+  ir::Conv2dAttrs& stem = op("stem", ir::OpType::Conv2d, {1, 2, 3}, 4).conv2d;
+  stem.stride[0] = stem.stride[1] = 2;
+  for (int32_t& p : stem.padding) p = 1;
+  stem.activation = ir::Activation::Relu6;
+  stem.output_quant = relu6_q;
+  ir::Conv2dAttrs& dw = op("dw", ir::OpType::Conv2d, {4, 5, 6}, 7).conv2d;
+  for (int32_t& p : dw.padding) p = 1;
+  dw.groups = 8;
+  dw.activation = ir::Activation::Relu6;
+  dw.output_quant = relu6_q;
+  op("pw", ir::OpType::Conv2d, {7, 8}, 9).conv2d.output_quant = pw_q;
+  op("residual", ir::OpType::Add, {4, 9}, 10).add.output_quant = sum_q;
+  ir::Pool2dAttrs& pool = op("pool", ir::OpType::AvgPool2d, {10}, 11).pool;
+  pool.global = true;
+  pool.output_quant = sum_q;
+  op("dequant", ir::OpType::Dequantize, {11}, 12);
+  op("fc", ir::OpType::Linear, {12, 13, 14}, 15);
+  g.inputs = {0};
+  g.outputs = {15};
+  return g;
+}
+
+// The entries of the documented CNN example's cnn.safetensors, holding MakeCnnGraph's data.
+inline std::vector<SafetensorsEntry> CnnGraphWeights() {
+  const ir::Graph g = MakeCnnGraph();
+  std::vector<SafetensorsEntry> out;
+  for (const ir::Tensor& t : g.tensors) {
+    if (!t.is_constant()) continue;
+    out.push_back({t.name, t.dtype == ir::DType::I8 ? "I8" : "F32", t.shape, ConstBytes(t)});
+    if (t.quant) {
+      const std::string base = t.name.substr(0, t.name.find('.'));
+      out.push_back({base + ".scales",
+                     "F32",
+                     {static_cast<int64_t>(t.quant->scales.size())},
+                     ToBytes(t.quant->scales)});
+    }
+  }
+  return out;
+}
+
 // The ```json blocks of docs/graph-json.md, in order (read from the source tree, so the
 // documented JSON is what is tested).
 inline std::vector<std::string> DocJsonBlocks() {
@@ -366,6 +475,11 @@ inline void ExpectSameGraph(const ir::Graph& a, const ir::Graph& b) {
     EXPECT_EQ(x.linear.output_quant.scheme, y.linear.output_quant.scheme);
     EXPECT_EQ(x.linear.output_quant.scales, y.linear.output_quant.scales);
     EXPECT_EQ(x.linear.output_quant.zero_points, y.linear.output_quant.zero_points);
+    EXPECT_EQ(x.linear.fused_relu6, y.linear.fused_relu6);
+    EXPECT_TRUE(x.linear == y.linear) << x.name;
+    EXPECT_TRUE(x.conv2d == y.conv2d) << x.name;
+    EXPECT_TRUE(x.add == y.add) << x.name;
+    EXPECT_TRUE(x.pool == y.pool) << x.name;
   }
   EXPECT_EQ(a.inputs, b.inputs);
   EXPECT_EQ(a.outputs, b.outputs);

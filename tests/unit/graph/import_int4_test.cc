@@ -84,6 +84,7 @@ void WriteAllWeights(const std::string& dir) {
           .ok());
 
   ASSERT_TRUE(WriteSafetensors(dir + "/shared.safetensors", QuantizeGraphWeights()).ok());
+  ASSERT_TRUE(WriteSafetensors(dir + "/cnn.safetensors", testing_util::CnnGraphWeights()).ok());
 
   std::vector<uint8_t> u8_weight;
   for (int8_t v : Pattern(15, 2)) u8_weight.push_back(static_cast<uint8_t>(v + 128));
@@ -103,7 +104,7 @@ class ImportDocTest : public ::testing::Test {
     json_path_ = dir_ + "/model.json";
     WriteAllWeights(dir_);
     blocks_ = DocJsonBlocks();
-    ASSERT_EQ(blocks_.size(), 4u) << "docs/graph-json.md should hold four ```json examples";
+    ASSERT_EQ(blocks_.size(), 5u) << "docs/graph-json.md should hold five ```json examples";
   }
   Result<ir::Graph> ImportText(const std::string& text) {
     EXPECT_TRUE(WriteFileBytes(json_path_, text.data(), text.size()).ok());

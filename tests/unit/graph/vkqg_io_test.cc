@@ -97,7 +97,22 @@ TEST(VkqgIoTest, SchemaEnumsMatchIr) {
   EXPECT_EQ(static_cast<int>(fbg::OpType::Silu), static_cast<int>(ir::OpType::Silu));
   EXPECT_EQ(static_cast<int>(fbg::OpType::Quantize), static_cast<int>(ir::OpType::Quantize));
   EXPECT_EQ(static_cast<int>(fbg::OpType::Quantize), 3);
-  EXPECT_EQ(static_cast<int>(fbg::OpType::MAX), 3);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Dequantize), 4);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Conv2d), 5);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Add), 6);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::AvgPool2d), 7);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::MAX), 7);
+  for (auto t : {ir::OpType::Dequantize, ir::OpType::Conv2d, ir::OpType::Add,
+                 ir::OpType::AvgPool2d}) {
+    EXPECT_STREQ(fbg::EnumNameOpType(static_cast<fbg::OpType>(t)),
+                 t == ir::OpType::Dequantize ? "Dequantize"
+                 : t == ir::OpType::Conv2d   ? "Conv2d"
+                 : t == ir::OpType::Add      ? "Add"
+                                             : "AvgPool2d");
+  }
+  EXPECT_EQ(static_cast<int>(fbg::Activation::Relu), static_cast<int>(ir::Activation::Relu));
+  EXPECT_EQ(static_cast<int>(fbg::Activation::Relu6), static_cast<int>(ir::Activation::Relu6));
+  EXPECT_EQ(static_cast<int>(fbg::Activation::MAX), 2);
   EXPECT_EQ(static_cast<int>(fbg::Scheme::Q4GSW), static_cast<int>(ir::Scheme::Q4GSW));
   EXPECT_EQ(static_cast<int>(fbg::Scheme::Q4GAW), static_cast<int>(ir::Scheme::Q4GAW));
   EXPECT_EQ(static_cast<int>(fbg::Scheme::DQ8CA), static_cast<int>(ir::Scheme::DQ8CA));

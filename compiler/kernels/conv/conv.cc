@@ -1,0 +1,95 @@
+#include "compiler/kernels/conv/conv.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vkqc::conv {
+namespace {
+
+uint32_t Local(const TargetProfile& p) { return std::min<uint32_t>(128, p.max_compute_work_group_invocations); }
+
+void Grid(uint64_t invocations, const TargetProfile& p, linear::DispatchParams& d) {
+  const uint32_t local = d.local_size[0];
+  linear::SplitGroups((invocations + local - 1) / local, p.max_compute_work_group_count[0], d.group_count);
+  d.group_count[2] = 1;
+}
+
+void Geometry(const ConvGeometry& g, std::vector<linear::SpecValue>& spec) {
+  const uint32_t v[] = {uint32_t(g.rows()), uint32_t(g.h), uint32_t(g.w), uint32_t(g.c), linear::PackedK4(g.c),
+                        uint32_t(g.kh), uint32_t(g.kw), uint32_t(g.sh), uint32_t(g.sw), uint32_t(g.pt),
+                        uint32_t(g.pl), uint32_t(g.dh), uint32_t(g.dw), uint32_t(g.oh), uint32_t(g.ow)};
+  for (uint32_t i = 0; i < 15; ++i) spec.push_back({i + 1, v[i]});
+}
+
+template <typename T>
+std::vector<uint8_t> Bytes(const T& v) {
+  std::vector<uint8_t> b(sizeof(T));
+  std::memcpy(b.data(), &v, sizeof(T));
+  return b;
+}
+
+}  // namespace
+
+linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t zp, const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {"im2col_i8.comp", {}};
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  d.spec = {{0, d.local_size[0]}};
+  Geometry(g, d.spec);
+  d.spec.push_back({16, linear::PackedK4(g.k())});
+  Grid(uint64_t(g.rows()) * linear::PackedK4(g.k()), p, d);
+  d.push = Bytes(zp);
+  return d;
+}
+
+PackedDepthwise PackDepthwise(const int8_t* w, int64_t c, int64_t kh, int64_t kw, const float* scales,
+                              const float* bias) {
+  PackedDepthwise pk;
+  pk.cw = uint32_t((c + 3) / 4);
+  const uint32_t taps = uint32_t(kh * kw);
+  pk.scale_off = taps * pk.cw;
+  pk.bias_off = pk.scale_off + uint32_t(c);
+  pk.region.assign(size_t(pk.bias_off + c) * 4, 0);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (uint32_t t = 0; t < taps; ++t) pk.region[(size_t(t) * pk.cw) * 4 + size_t(ch)] = uint8_t(w[ch * taps + t]);
+    std::memcpy(pk.region.data() + (pk.scale_off + ch) * 4, &scales[ch], 4);
+    const float b = bias ? bias[ch] : 0.0f;
+    std::memcpy(pk.region.data() + (pk.bias_off + ch) * 4, &b, 4);
+  }
+  return pk;
+}
+
+linear::DispatchParams DepthwiseDispatch(const ConvGeometry& g, const PackedDepthwise& pk, bool out_q8,
+                                         const linear::LinearConsts& k, uint32_t flags, const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {"dwconv_i8.comp", {}};
+  if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  d.spec = {{0, d.local_size[0]}};
+  Geometry(g, d.spec);
+  d.spec.push_back({16, pk.cw});
+  d.spec.push_back({17, pk.scale_off});
+  d.spec.push_back({18, pk.bias_off});
+  d.spec.push_back({19, linear::PackedK4(g.c)});
+  Grid(uint64_t(g.rows()) * pk.cw, p, d);
+  linear::LinearPush push{k.act_scale, k.act_zero_point, flags, 1.0f / k.out_scale, k.out_zero_point, {0, 0, 0}};
+  d.push = Bytes(push);
+  return d;
+}
+
+linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, float scale, int32_t zp,
+                                          const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {"dequantize_i8.comp", {}};
+  if (per_row) d.shader.defines.push_back("VKQC_ACT_ROW");
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  d.spec = {{0, d.local_size[0]}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, linear::PackedK4(k)}};
+  Grid(uint64_t(m) * k, p, d);
+  if (!per_row) d.push = Bytes(linear::QuantizePush{scale, zp});  // per-row: from the params buffer
+  return d;
+}
+
+}  // namespace vkqc::conv

@@ -1,0 +1,44 @@
+// Convolution family (NHWC, int8 static activations, q8csw weights): im2col into packed GEMM
+// rows feeding the linear GEMM (1x1 stride-1 unpadded convolutions skip im2col), and a direct
+// depthwise kernel. Also the dequantize dispatch for int8 tensors.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "compiler/kernels/linear/linear.h"
+#include "compiler/profile/profile.h"
+
+namespace vkqc::conv {
+
+struct ConvGeometry {
+  int64_t n = 1, h = 1, w = 1, c = 1;      // input NHWC
+  int64_t kh = 1, kw = 1;
+  int64_t sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, dh = 1, dw = 1;
+  int64_t oh = 1, ow = 1;
+  int64_t rows() const { return n * oh * ow; }
+  int64_t k() const { return kh * kw * c; }  // GEMM K of a groups=1 convolution
+  bool pointwise() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && pb == 0 && pr == 0;
+  }
+};
+
+// Packed input [N*H*W][PackedK4(C)] words -> packed columns [rows][PackedK4(K)] words.
+linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t input_zero_point, const TargetProfile& p);
+
+// Depthwise weights region: [KH*KW][ceil(C/4)] words (4 channels per word), f32 scales [C],
+// f32 bias [C]. `w` is the IR weight [C][KH][KW][1] int8.
+struct PackedDepthwise {
+  std::vector<uint8_t> region;
+  uint32_t cw = 0, scale_off = 0, bias_off = 0;
+};
+PackedDepthwise PackDepthwise(const int8_t* w, int64_t c, int64_t kh, int64_t kw, const float* scales,
+                              const float* bias);
+
+linear::DispatchParams DepthwiseDispatch(const ConvGeometry& g, const PackedDepthwise& pk, bool out_q8,
+                                         const linear::LinearConsts& k, uint32_t flags, const TargetProfile& p);
+
+// int8 [M][K] (packed) -> f32: per tensor (scale, zp) or per row (row_params binding).
+linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, float scale, int32_t zero_point,
+                                          const TargetProfile& p);
+
+}  // namespace vkqc::conv

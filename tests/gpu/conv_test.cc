@@ -1,0 +1,199 @@
+// conv2d (im2col + GEMM, 1x1 as plain GEMM, depthwise direct) and dequantize on a real Vulkan
+// device against the CPU reference: odd channel counts and sizes, stride, dilation, padding,
+// int8 and float inputs and outputs, int-dot and dequant accumulation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "compiler/passes/pipeline.h"
+#include "gpu_fixture.h"
+#include "reference/reference.h"
+#include "tests/common/linear_graphs.h"
+
+namespace vkqc {
+namespace {
+
+using testing_graphs::OwnBytes;
+
+struct ConvCase {
+  int64_t n, h, w, c, cout, k, stride, dilation, pad;
+  bool depthwise;
+  bool x_int8;   // int8 graph input (else f32 with input_quant q8ta)
+  bool out_q8;
+  ir::Activation act;
+};
+
+ir::Graph MakeConv(const ConvCase& cc, uint32_t seed) {
+  std::mt19937 rng(seed);
+  ir::Graph g;
+  ir::Tensor x{"x", {cc.n, cc.h, cc.w, cc.c}, cc.x_int8 ? ir::DType::I8 : ir::DType::F32, {}, {}};
+  if (cc.x_int8) x.quant = ir::Quant{ir::Scheme::Q8TA, {0.05f}, {-3}, 0, 0};
+  g.tensors.push_back(x);
+  const int64_t cin_g = cc.depthwise ? 1 : cc.c;
+  const int64_t cout = cc.depthwise ? cc.c : cc.cout;
+  std::vector<uint8_t> w(size_t(cout * cc.k * cc.k * cin_g));
+  for (auto& b : w) b = uint8_t(int(rng() % 255) - 127);
+  ir::Quant wq;
+  wq.scheme = ir::Scheme::Q8CSW;
+  std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+  for (int64_t i = 0; i < cout; ++i) wq.scales.push_back(sd(rng) / (60.0f * std::sqrt(float(cc.k * cc.k * cin_g))));
+  g.tensors.push_back({"w", {cout, cc.k, cc.k, cin_g}, ir::DType::I8, wq, OwnBytes(w.data(), w.size())});
+  std::vector<float> b(static_cast<size_t>(cout));
+  for (auto& v : b) v = std::uniform_real_distribution<float>(-0.3f, 0.3f)(rng);
+  g.tensors.push_back({"b", {cout}, ir::DType::F32, {}, OwnBytes(b.data(), b.size() * 4)});
+  const int64_t oh = (cc.h + 2 * cc.pad - cc.dilation * (cc.k - 1) - 1) / cc.stride + 1;
+  const int64_t ow = (cc.w + 2 * cc.pad - cc.dilation * (cc.k - 1) - 1) / cc.stride + 1;
+  ir::Tensor y{"y", {cc.n, oh, ow, cout}, cc.out_q8 ? ir::DType::I8 : ir::DType::F32, {}, {}};
+  ir::Op op;
+  op.name = "conv";
+  op.type = ir::OpType::Conv2d;
+  op.inputs = {0, 1, 2};
+  op.outputs = {3};
+  auto& a = op.conv2d;
+  a.stride[0] = a.stride[1] = int32_t(cc.stride);
+  a.dilation[0] = a.dilation[1] = int32_t(cc.dilation);
+  for (auto& p : a.padding) p = int32_t(cc.pad);
+  a.groups = cc.depthwise ? int32_t(cc.c) : 1;
+  a.activation = cc.act;
+  if (!cc.x_int8) a.input_quant = ir::Quant{ir::Scheme::Q8TA, {0.04f}, {5}, 0, 0};
+  if (cc.out_q8) {
+    a.output_quant = ir::Quant{ir::Scheme::Q8TO, {0.03f}, {-7}, 0, 0};
+    y.quant = a.output_quant;
+  }
+  g.tensors.push_back(y);
+  g.ops.push_back(op);
+  g.inputs = {0};
+  g.outputs = {3};
+  return g;
+}
+
+void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed) {
+  std::ostringstream where;
+  where << (cc.depthwise ? "depthwise" : "conv") << " N=" << cc.n << " H=" << cc.h << " W=" << cc.w << " C=" << cc.c
+        << " Cout=" << cc.cout << " k=" << cc.k << " s=" << cc.stride << " d=" << cc.dilation << " p=" << cc.pad
+        << (cc.x_int8 ? " i8-in" : " f32-in") << (cc.out_q8 ? " q8to" : " f32-out") << " " << linear::AccumName(accum);
+  SCOPED_TRACE(where.str());
+  ir::Graph g = MakeConv(cc, seed);
+  auto profile = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(profile.ok());
+  CompileOptions o;
+  o.select.force_accum = accum;
+  auto bundle = CompileGraph(g, *profile, o, 0);
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  std::mt19937 rng(seed + 3);
+  const size_t count = size_t(cc.n * cc.h * cc.w * cc.c);
+  std::vector<float> xf(count);
+  std::vector<uint8_t> input;
+  if (cc.x_int8) {
+    for (auto& v : xf) {
+      v = float(int(rng() % 256) - 128);
+      input.push_back(uint8_t(int8_t(v)));
+    }
+  } else {
+    xf = testing_graphs::RandomFloats(count, seed + 3, 2.0f);
+    input.resize(count * 4);
+    std::memcpy(input.data(), xf.data(), input.size());
+  }
+  vkqc_model model = nullptr;
+  vkqc_model_options mo;
+  vkqc_model_options_init(&mo);
+  mo.poison_memory = 1;
+  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &model), VKQC_OK) << vkqc_last_error();
+  gpu_test::Loaded guard;
+  guard.model = model;
+  ASSERT_EQ(vkqc_model_write_input(model, 0, 0, input.data(), input.size()), VKQC_OK) << vkqc_last_error();
+  ASSERT_EQ(vkqc_model_run(model, 0), VKQC_OK) << vkqc_last_error();
+  gpu_test::ExpectNoValidationMessages(where.str());
+  vkqc_tensor_info info;
+  vkqc_model_output_info(model, 0, 0, &info);
+  std::vector<uint8_t> out(info.size_bytes);
+  ASSERT_EQ(vkqc_model_read_output(model, 0, 0, out.data(), out.size()), VKQC_OK);
+  vkqc_layer_info li;
+  vkqc_model_layer_info(model, 0, 0, &li);
+  const bool integer = li.integer_path;
+  auto want = ref::RunGraphDetailed(g, {{"x", xf}}, {});
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  const auto& w = want->outputs.at("y");
+  int bad = 0;
+  if (cc.out_q8) {
+    ASSERT_EQ(out.size(), w.size());
+    for (size_t i = 0; i < w.size(); ++i)
+      if (std::abs(int(int8_t(out[i])) - int(w[i])) > 1 && ++bad <= 5)
+        ADD_FAILURE() << "y[" << i << "] = " << int(int8_t(out[i])) << ", reference " << w[i];
+  } else {
+    const auto& mag = want->magnitude.at("y");
+    const double rel = (integer && accum == linear::Accum::IntDot) || cc.depthwise ? 4e-7 : 2e-5;
+    for (size_t i = 0; i < w.size(); ++i) {
+      float got;
+      std::memcpy(&got, out.data() + 4 * i, 4);
+      if (!(std::fabs(double(got) - w[i]) <= rel * mag[i] + 1e-30) && ++bad <= 5)
+        ADD_FAILURE() << "y[" << i << "] = " << got << ", reference " << w[i];
+    }
+  }
+  EXPECT_EQ(bad, 0) << bad << " of " << w.size() << " outputs out of tolerance (" << li.variant << ")";
+}
+
+const ConvCase kCases[] = {
+    // n, h, w, c, cout, k, stride, dilation, pad, depthwise, x_int8, out_q8, act
+    {1, 7, 7, 3, 13, 3, 1, 1, 1, false, true, false, ir::Activation::None},
+    {2, 15, 15, 13, 100, 3, 2, 1, 1, false, false, true, ir::Activation::Relu6},
+    {1, 33, 33, 3, 16, 5, 2, 1, 2, false, false, false, ir::Activation::Relu},
+    {1, 15, 15, 13, 8, 3, 1, 2, 2, false, true, true, ir::Activation::None},
+    {1, 7, 7, 100, 13, 1, 1, 1, 0, false, true, false, ir::Activation::None},   // pointwise
+    {2, 15, 15, 13, 100, 1, 1, 1, 0, false, true, true, ir::Activation::Relu6},  // pointwise q8to
+    {1, 15, 15, 13, 0, 3, 1, 1, 1, true, true, true, ir::Activation::Relu6},    // depthwise
+    {1, 33, 33, 100, 0, 3, 2, 1, 1, true, false, false, ir::Activation::None},
+    {2, 7, 7, 3, 0, 5, 1, 2, 4, true, true, false, ir::Activation::Relu},
+};
+
+TEST(Conv2d, MatchesReferenceIntDot) {
+  uint32_t seed = 10;
+  for (const auto& cc : kCases) CheckConv(cc, linear::Accum::IntDot, seed++);
+}
+
+TEST(Conv2d, MatchesReferenceDequant) {
+  uint32_t seed = 50;
+  for (const auto& cc : kCases) CheckConv(cc, linear::Accum::Dequant, seed++);
+}
+
+// quantize -> dequantize round trips: y = scale * (q - zp), bit for bit the reference's.
+TEST(Dequantize, PerTensorAndPerToken) {
+  for (ir::Scheme scheme : {ir::Scheme::Q8TA, ir::Scheme::DQ8CA}) {
+    ir::Graph g;
+    g.tensors.push_back({"x", {5, 37}, ir::DType::F32, {}, {}});
+    ir::Quant q;
+    q.scheme = scheme;
+    if (scheme == ir::Scheme::Q8TA) q = ir::Quant{scheme, {0.02f}, {4}, 0, 0};
+    g.tensors.push_back({"q", {5, 37}, ir::DType::I8, q, {}});
+    g.tensors.push_back({"y", {5, 37}, ir::DType::F32, {}, {}});
+    ir::Op qop;
+    qop.name = "quant";
+    qop.type = ir::OpType::Quantize;
+    qop.inputs = {0};
+    qop.outputs = {1};
+    ir::Op dop;
+    dop.name = "dequant";
+    dop.type = ir::OpType::Dequantize;
+    dop.inputs = {1};
+    dop.outputs = {2};
+    g.ops = {qop, dop};
+    g.inputs = {0};
+    g.outputs = {2};
+    auto profile = LoadProfile(gpu_test::TestProfile());
+    ASSERT_TRUE(profile.ok());
+    auto bundle = CompileGraph(g, *profile, {}, 0);
+    ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+    auto x = testing_graphs::RandomFloats(5 * 37, 4, 3.0f);
+    std::vector<float> y;
+    ASSERT_TRUE(gpu_test::RunBundle(*bundle, 0, x, &y));
+    gpu_test::ExpectNoValidationMessages("dequantize");
+    auto want = ref::RunGraph(g, {{"x", x}}, {});
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want->at("y")[i]) << ir::SchemeName(scheme) << " " << i;
+  }
+}
+
+}  // namespace
+}  // namespace vkqc
