@@ -206,6 +206,70 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
       values[op.outputs[0]] = std::move(y);
       continue;
     }
+    if (op.type == ir::OpType::Add) {
+      const ir::Tensor& at = g.tensors[op.inputs[0]];
+      const ir::Tensor& bt = g.tensors[op.inputs[1]];
+      const auto& a = values[op.inputs[0]];
+      const auto& b = values[op.inputs[1]];
+      std::vector<float> y(a.size());
+      const bool int8 = at.dtype == ir::DType::I8;
+      for (size_t j = 0; j < a.size(); ++j) {
+        float v;
+        if (int8) {
+          const QParams pa = TensorParams(*at.quant), pb = TensorParams(*bt.quant);
+          v = pa.scale * float(int32_t(a[j]) - pa.zero_point) + pb.scale * float(int32_t(b[j]) - pb.zero_point);
+        } else {
+          v = a[j] + b[j];
+        }
+        if (op.add.activation == ir::Activation::Relu) v = std::max(v, 0.0f);
+        if (op.add.activation == ir::Activation::Relu6) v = std::clamp(v, 0.0f, 6.0f);
+        y[j] = v;
+      }
+      if (int8) {
+        const QParams q = TensorParams(op.add.output_quant);
+        y = Requantize(y, q.scale, q.zero_point);
+      }
+      values[op.outputs[0]] = std::move(y);
+      continue;
+    }
+    if (op.type == ir::OpType::AvgPool2d) {
+      const ir::Tensor& xt = g.tensors[op.inputs[0]];
+      const ir::Pool2dAttrs& a = op.pool;
+      const auto& x = values[op.inputs[0]];
+      const int64_t h = xt.shape[1], w = xt.shape[2], c = xt.shape[3], n = int64_t(x.size()) / (h * w * c);
+      const int64_t kh = a.global ? h : a.kernel[0], kw = a.global ? w : a.kernel[1];
+      const int64_t sh = a.global ? 1 : a.stride[0], sw = a.global ? 1 : a.stride[1];
+      const int64_t pt = a.global ? 0 : a.padding[0], pl = a.global ? 0 : a.padding[1];
+      const int64_t oh = a.global ? 1 : (h + a.padding[0] + a.padding[2] - kh) / sh + 1;
+      const int64_t ow = a.global ? 1 : (w + a.padding[1] + a.padding[3] - kw) / sw + 1;
+      const bool int8 = xt.dtype == ir::DType::I8;
+      const QParams in = int8 ? TensorParams(*xt.quant) : QParams{};
+      std::vector<float> y(size_t(n * oh * ow * c));
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j)
+            for (int64_t ch = 0; ch < c; ++ch) {
+              int64_t count = 0, isum = 0;
+              double fsum = 0;
+              for (int64_t u = 0; u < kh; ++u)
+                for (int64_t v = 0; v < kw; ++v) {
+                  const int64_t ih = i * sh + u - pt, iw = j * sw + v - pl;
+                  if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
+                  const float xv = x[((b * h + ih) * w + iw) * c + ch];
+                  ++count;
+                  isum += int64_t(xv);
+                  fsum += xv;
+                }
+              y[((b * oh + i) * ow + j) * c + ch] =
+                  int8 ? float(isum - count * in.zero_point) * in.scale / float(count) : float(fsum / double(count));
+            }
+      if (int8) {
+        const QParams q = TensorParams(a.output_quant);
+        y = Requantize(y, q.scale, q.zero_point);
+      }
+      values[op.outputs[0]] = std::move(y);
+      continue;
+    }
     if (op.type == ir::OpType::Conv2d) {
       const ir::Tensor& xt = g.tensors[op.inputs[0]];
       const ir::Tensor& wt = g.tensors[op.inputs[1]];

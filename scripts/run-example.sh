@@ -25,3 +25,9 @@ build/vkqc compile "$out/llama-mlp/graph.json" --target "$out/local.json" --toke
 build/vkqc inspect "$out/llama-mlp.vkqb"
 build/vkqc run "$out/llama-mlp.vkqb" --tokens 1 --validation --reference "$out/llama-mlp/graph.json"
 build/vkqc run "$out/llama-mlp.vkqb" --tokens 128 --validation --reference "$out/llama-mlp/graph.json"
+
+# A MobileNetV2-shaped static int8 CNN (224x224x3): every op checked on the GPU's own inputs
+# (int8 outputs within 1 LSB), end to end logits close with the same top-1 class.
+python3 examples/mobilenetv2/make_example.py "$out/mobilenetv2"
+build/vkqc compile "$out/mobilenetv2/graph.json" --target "$out/local.json" --keep-intermediates -o "$out/mobilenetv2.vkqb"
+build/vkqc run "$out/mobilenetv2.vkqb" --validation --reference "$out/mobilenetv2/graph.json" --per-op

@@ -375,6 +375,72 @@ class Compiler {
         pl.detail = std::to_string(m) + " rows of " + std::to_string(k);
         continue;
       }
+      if (op.type == ir::OpType::Add) {
+        const ir::Tensor& at = g_.tensors[op.inputs[0]];
+        const ir::Tensor& bt = g_.tensors[op.inputs[1]];
+        const int64_t c = at.shape.back(), rows = at.NumElements(tokens) / c;
+        const bool int8 = at.dtype == ir::DType::I8;
+        conv::AddParams ap;
+        auto tq = [](const ir::Tensor& t, float& s, int32_t& z) {
+          s = t.quant->scales[0];
+          z = t.quant->zero_points.empty() ? 0 : t.quant->zero_points[0];
+        };
+        if (int8) {
+          tq(at, ap.scale_a, ap.zero_point_a);
+          tq(bt, ap.scale_b, ap.zero_point_b);
+          ap.out_scale = op.add.output_quant.scales[0];
+          ap.out_zero_point = op.add.output_quant.zero_points.empty() ? 0 : op.add.output_quant.zero_points[0];
+        }
+        ap.flags = (op.add.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
+                   (op.add.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);
+        dispatch(conv::AddDispatch(rows, c, int8, ap, p_), {rd(op.inputs[0]), rd(op.inputs[1]), wr(op.outputs[0])}, l);
+        pl.variant = int8 ? "add_q8ta_q8to" : "add_f32";
+        pl.reason = int8 ? "int8 inputs with their own scales, requantized to the output's" : "float add";
+        pl.detail = std::to_string(rows * c) + " values";
+        pl.integer_path = int8;
+        continue;
+      }
+      if (op.type == ir::OpType::AvgPool2d) {
+        const ir::Tensor& xt = g_.tensors[op.inputs[0]];
+        const ir::Pool2dAttrs& a = op.pool;
+        conv::ConvGeometry geo;
+        geo.n = Dim(xt.shape[0], tokens);
+        geo.h = xt.shape[1];
+        geo.w = xt.shape[2];
+        geo.c = xt.shape[3];
+        if (a.global) {
+          geo.kh = geo.h;
+          geo.kw = geo.w;
+          geo.oh = geo.ow = 1;
+        } else {
+          geo.kh = a.kernel[0];
+          geo.kw = a.kernel[1];
+          geo.sh = a.stride[0];
+          geo.sw = a.stride[1];
+          geo.pt = a.padding[0];
+          geo.pl = a.padding[1];
+          geo.pb = a.padding[2];
+          geo.pr = a.padding[3];
+          geo.oh = (geo.h + geo.pt + geo.pb - geo.kh) / geo.sh + 1;
+          geo.ow = (geo.w + geo.pl + geo.pr - geo.kw) / geo.sw + 1;
+        }
+        const bool int8 = xt.dtype == ir::DType::I8;
+        float sx = 1, so = 1;
+        int32_t zx = 0, zo = 0;
+        if (int8) {
+          sx = xt.quant->scales[0];
+          zx = xt.quant->zero_points.empty() ? 0 : xt.quant->zero_points[0];
+          so = a.output_quant.scales[0];
+          zo = a.output_quant.zero_points.empty() ? 0 : a.output_quant.zero_points[0];
+        }
+        dispatch(conv::PoolDispatch(geo, int8, sx, zx, so, zo, p_), {rd(op.inputs[0]), wr(op.outputs[0])}, l);
+        pl.variant = std::string(a.global ? "global_avg_pool" : "avg_pool2d") + (int8 ? "_q8ta_q8to" : "_f32");
+        pl.reason = "direct, padded taps excluded from the average";
+        pl.detail = std::to_string(geo.kh) + "x" + std::to_string(geo.kw) + " window, " +
+                    std::to_string(geo.rows()) + " output pixels";
+        pl.integer_path = int8;
+        continue;
+      }
       if (op.type == ir::OpType::Conv2d) {
         const ir::Tensor& xt = g_.tensors[op.inputs[0]];
         const ir::Tensor& wt = g_.tensors[op.inputs[1]];
@@ -570,7 +636,8 @@ class Compiler {
     std::vector<int> req_vb;
     for (size_t v = 0; v < vbs.size(); ++v)
       if (vbs[v].kind == SliceKind::Arena && vbs[v].first != UINT32_MAX) {
-        reqs.push_back({vbs[v].name, vbs[v].size, vbs[v].first, vbs[v].last});
+        if (o_.keep_intermediates) reqs.push_back({vbs[v].name, vbs[v].size, 0, uint32_t(specs.size())});
+        else reqs.push_back({vbs[v].name, vbs[v].size, vbs[v].first, vbs[v].last});
         req_vb.push_back(int(v));
       }
     const ArenaPlan arena = PlanArena(reqs, align_);
@@ -612,8 +679,8 @@ class Compiler {
     for (uint32_t ci = 0; ci < prog.commands.size(); ++ci)
       if (!prog.commands[ci].is_barrier) cmd_of_step.push_back(ci);
     for (auto& t : prog.arena_tensors) {
-      t.first_command = cmd_of_step[t.first_command];
-      t.last_command = cmd_of_step[t.last_command];
+      t.first_command = cmd_of_step[std::min<size_t>(t.first_command, cmd_of_step.size() - 1)];
+      t.last_command = cmd_of_step[std::min<size_t>(t.last_command, cmd_of_step.size() - 1)];
     }
     plan_.programs.push_back(std::move(prog));
     return {};

@@ -20,6 +20,9 @@ struct CompileOptions {
   // Programs to build, one per token count; required when the graph has a symbolic dimension.
   std::vector<int64_t> tokens;
   linear::SelectOptions select;
+  // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
+  // read after a run (`vkqc run --per-op` checks each op against the reference on them).
+  bool keep_intermediates = false;
 };
 
 // `graph_hash` identifies the source graph file (FNV-1a of its bytes) and is stored as is.

@@ -92,4 +92,45 @@ linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, fl
   return d;
 }
 
+linear::DispatchParams AddDispatch(int64_t rows, int64_t c, bool int8, const AddParams& a, const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {"add.comp", {}};
+  if (int8) d.shader.defines.push_back("VKQC_ADD_Q8");
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  d.spec = {{0, d.local_size[0]}, {1, uint32_t(rows)}, {2, uint32_t(c)}, {3, linear::PackedK4(c)}};
+  Grid(uint64_t(rows) * (int8 ? (c + 3) / 4 : c), p, d);
+  struct {
+    float sa;
+    int32_t za;
+    float sb;
+    int32_t zb;
+    float inv_so;
+    int32_t zo;
+    uint32_t flags, reserved;
+  } push{a.scale_a, a.zero_point_a, a.scale_b, a.zero_point_b, 1.0f / a.out_scale, a.out_zero_point, a.flags, 0};
+  d.push = Bytes(push);
+  return d;
+}
+
+linear::DispatchParams PoolDispatch(const ConvGeometry& g, bool int8, float act_scale, int32_t act_zero_point,
+                                    float out_scale, int32_t out_zero_point, const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {"avgpool.comp", {}};
+  if (int8) d.shader.defines.push_back("VKQC_POOL_Q8");
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  d.spec = {{0, d.local_size[0]}};
+  Geometry(g, d.spec);
+  Grid(uint64_t(g.rows()) * (int8 ? (g.c + 3) / 4 : g.c), p, d);
+  struct {
+    float sx;
+    int32_t zx;
+    float inv_so;
+    int32_t zo;
+  } push{act_scale, act_zero_point, 1.0f / out_scale, out_zero_point};
+  d.push = Bytes(push);
+  return d;
+}
+
 }  // namespace vkqc::conv

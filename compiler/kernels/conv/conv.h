@@ -41,4 +41,16 @@ linear::DispatchParams DepthwiseDispatch(const ConvGeometry& g, const PackedDept
 linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, float scale, int32_t zero_point,
                                           const TargetProfile& p);
 
+// Elementwise add of [rows][c] tensors: int8 (per-tensor parameters each, q8to output) or f32.
+struct AddParams {
+  float scale_a = 1, scale_b = 1, out_scale = 1;
+  int32_t zero_point_a = 0, zero_point_b = 0, out_zero_point = 0;
+  uint32_t flags = 0;  // linear::kFlagRelu | kFlagRelu6
+};
+linear::DispatchParams AddDispatch(int64_t rows, int64_t c, bool int8, const AddParams& a, const TargetProfile& p);
+
+// Average pooling (padded taps excluded). `g` uses kh/kw/sh/sw/pt/pl/oh/ow; dilation 1.
+linear::DispatchParams PoolDispatch(const ConvGeometry& g, bool int8, float act_scale, int32_t act_zero_point,
+                                    float out_scale, int32_t out_zero_point, const TargetProfile& p);
+
 }  // namespace vkqc::conv

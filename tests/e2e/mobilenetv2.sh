@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The MobileNetV2-shaped static int8 example on lavapipe with validation: every op checked on
+# the GPU's own inputs (int8 outputs within 1 LSB), end to end logits within 5e-2 of max |ref|
+# with the same top-1; and a static chain quantize -> linear(q8to) -> linear(q8to) -> dequantize
+# whose inspect output shows no float tensor between the quantize and the dequantize.
+set -u
+VKQC=$1 SRC=$2 WORK=$3
+source "$SRC/tests/e2e/common.bash"
+python3 "$SRC/examples/mobilenetv2/make_example.py" "$WORK/mnv2" || { echo "generator failed"; exit 1; }
+G="$WORK/mnv2/graph.json"
+expect_writes "compile (keep intermediates)" "$WORK/m.vkqb" compile "$G" --target lavapipe --keep-intermediates -o "$WORK/m.vkqb"
+for seed in 1 2; do
+  vk run "$WORK/m.vkqb" --validation --reference "$G" --per-op --seed "$seed"
+  if [ "$RC" -eq 0 ] && out_has "0 failed" && out_has "top-1 identical in 1 of 1" && out_has " PASS"; then
+    ok "per-op and end-to-end check (seed $seed)"
+  else
+    fail "per-op and end-to-end check (seed $seed)" "$(last_run_report)"
+  fi
+done
+for accum in dot dequant; do
+  expect_writes "compile (force $accum)" "$WORK/m-$accum.vkqb" compile "$G" --target lavapipe --keep-intermediates --force-accum "$accum" -o "$WORK/m-$accum.vkqb"
+  vk run "$WORK/m-$accum.vkqb" --validation --reference "$G" --per-op
+  if [ "$RC" -eq 0 ] && out_has "0 failed" && out_has " PASS"; then ok "per-op check ($accum)"; else fail "per-op check ($accum)" "$(last_run_report)"; fi
+done
+vk inspect "$WORK/m.vkqb"
+if out_has "conv2d_im2col_i8_q8csw_q8to" && out_has "conv2d_pointwise_i8_q8csw_q8to" && out_has "conv2d_dw_q8ta_q8csw_q8to_direct" &&
+   out_has "add_q8ta_q8to" && out_has "global_avg_pool_q8ta_q8to"; then
+  ok "inspect shows im2col, pointwise, depthwise, add and pool variants"
+else
+  fail "inspect shows the CNN variants" "$(last_run_report)"
+fi
+
+# Static int8 chain: no float tensor between quantize and dequantize.
+python3 - "$WORK/chain" <<'PY'
+import json, os, struct, sys, random
+out = sys.argv[1]; os.makedirs(out, exist_ok=True); rng = random.Random(3)
+K, N1, N2 = 40, 24, 13
+def w(n, k): return bytes(rng.randrange(-127, 128) & 0xFF for _ in range(n * k))
+ents = [("w1", "I8", [N1, K], w(N1, K)), ("w1.s", "F32", [N1], struct.pack(f"<{N1}f", *[0.01] * N1)),
+        ("w2", "I8", [N2, N1], w(N2, N1)), ("w2.s", "F32", [N2], struct.pack(f"<{N2}f", *[0.02] * N2))]
+hdr, off = {}, 0
+for n, dt, sh, d in ents: hdr[n] = {"dtype": dt, "shape": sh, "data_offsets": [off, off + len(d)]}; off += len(d)
+h = json.dumps(hdr).encode(); h += b" " * ((8 - len(h) % 8) % 8)
+open(f"{out}/w.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + b"".join(e[3] for e in ents))
+g = {"format": "vkqc-graph", "version": 1, "weights": "w.safetensors", "inputs": ["x"], "outputs": ["y"],
+     "tensors": [{"name": "x", "shape": [7, K]},
+                 {"name": "xq", "shape": [7, K], "dtype": "i8", "quant": {"scheme": "q8ta", "scale": 0.03, "zero_point": 2}},
+                 {"name": "w1", "shape": [N1, K], "dtype": "i8", "data": "w1", "quant": {"scheme": "q8csw", "scales": "w1.s"}},
+                 {"name": "h", "shape": [7, N1], "dtype": "i8"},
+                 {"name": "w2", "shape": [N2, N1], "dtype": "i8", "data": "w2", "quant": {"scheme": "q8csw", "scales": "w2.s"}},
+                 {"name": "hq", "shape": [7, N2], "dtype": "i8"},
+                 {"name": "y", "shape": [7, N2]}],
+     "ops": [{"type": "quantize", "name": "quant", "inputs": ["x"], "outputs": ["xq"]},
+             {"type": "linear", "name": "fc1", "inputs": ["xq", "w1"], "outputs": ["h"], "fused_relu": True,
+              "output_quant": {"scheme": "q8to", "scale": 0.05, "zero_point": -100}},
+             {"type": "linear", "name": "fc2", "inputs": ["h", "w2"], "outputs": ["hq"],
+              "output_quant": {"scheme": "q8to", "scale": 0.04, "zero_point": 1}},
+             {"type": "dequantize", "name": "dequant", "inputs": ["hq"], "outputs": ["y"]}]}
+json.dump(g, open(f"{out}/graph.json", "w"), indent=1)
+PY
+C="$WORK/chain/graph.json"
+expect_writes "compile the static chain" "$WORK/chain.vkqb" compile "$C" --target lavapipe --keep-intermediates -o "$WORK/chain.vkqb"
+vk run "$WORK/chain.vkqb" --validation --reference "$C" --per-op
+if [ "$RC" -eq 0 ] && out_has "4 ops, 0 failed" && out_has "at most 1 LSB" && out_has " PASS"; then ok "static chain within 1 LSB per op"; else fail "static chain within 1 LSB per op" "$(last_run_report)"; fi
+vk inspect "$WORK/chain.vkqb"
+# Both linears read int8 (i8) and write int8 (q8to): nothing between quantize and dequantize is float.
+if grep -Eq "layer fc1 +linear_i8_q8csw_q8to_" "$OUT_FILE" && grep -Eq "layer fc2 +linear_i8_q8csw_q8to_" "$OUT_FILE"; then
+  ok "chain stays int8: fc1 and fc2 read and write packed int8"
+else
+  fail "chain stays int8" "$(last_run_report)"
+fi
+finish
