@@ -25,7 +25,8 @@ struct LayerConstants {
   uint64_t offset = 0, size = 0;
   linear::PackedLinear layout;      // linear / GEMM convolutions; region emptied after copying
   conv::PackedDepthwise depthwise;  // depthwise convolutions; region emptied after copying
-  bool is_depthwise = false;
+  conv::PackedDirect direct;        // other grouped convolutions; region emptied after copying
+  bool is_depthwise = false, is_grouped = false;
 };
 
 // A buffer a dispatch binds, before arena placement: an input/output buffer or an arena range.
@@ -152,9 +153,13 @@ class Compiler {
       Append(c, c.depthwise.region);
       return {};
     }
-    if (groups != 1)
-      return UserError(OpLabel(i) + ": grouped convolution with groups=" + std::to_string(groups) +
-                       " (neither 1 nor depthwise) is unsupported in this version");
+    if (groups != 1) {  // grouped, neither dense nor depthwise: the direct kernel
+      c.is_grouped = true;
+      c.direct = conv::PackDirect(reinterpret_cast<const int8_t*>(w.data->data()), cout, kh * kw * (cin / groups),
+                                  w.quant->scales.data(), bias);
+      Append(c, c.direct.region);
+      return {};
+    }
     c.layout = linear::PackLinear(ir::Scheme::Q8CSW, w.data->data(), cout, kh * kw * cin, 0, w.quant->scales.data(),
                                   nullptr, bias);
     if (c.layout.region.size() > p_.max_storage_buffer_range)
@@ -505,7 +510,13 @@ class Compiler {
         std::ostringstream det;
         det << geo.kh << "x" << geo.kw << " stride " << geo.sh << "x" << geo.sw << " dilation " << geo.dh << "x"
             << geo.dw << ", " << geo.rows() << " output pixels";
-        if (c.is_depthwise) {
+        if (c.is_grouped) {
+          dispatch(conv::DirectDispatch(geo, cout, a.groups, c.direct, out_q8, lc, flags, p_),
+                   {x, {-1, c.offset, c.size, false}, wr(op.outputs[0])}, l);
+          pl.variant = std::string("conv2d_grouped_q8ta_q8csw") + (out_q8 ? "_q8to" : "") + "_direct";
+          pl.reason = "groups=" + std::to_string(a.groups) + ": direct kernel, int32 accumulation" + quant_note;
+          pl.integer_path = true;
+        } else if (c.is_depthwise) {
           dispatch(conv::DepthwiseDispatch(geo, c.depthwise, out_q8, lc, flags, p_),
                    {x, {-1, c.offset, c.size, false}, wr(op.outputs[0])}, l);
           pl.variant = std::string("conv2d_dw_q8ta_q8csw") + (out_q8 ? "_q8to" : "") + "_direct";
@@ -543,7 +554,7 @@ class Compiler {
         }
         pl.detail = det.str();
         pl.weight_bytes = c.size;
-        pl.flops = 2ull * geo.rows() * cout * geo.kh * geo.kw * (c.is_depthwise ? 1 : geo.c);
+        pl.flops = 2ull * geo.rows() * cout * geo.kh * geo.kw * (geo.c / a.groups);
         continue;
       }
       if (op.type != ir::OpType::Linear) return UserError(OpLabel(i) + ": op type '" + ir::OpTypeName(op.type) +

@@ -20,6 +20,7 @@ using testing_graphs::OwnBytes;
 struct ConvCase {
   int64_t n, h, w, c, cout, k, stride, dilation, pad;
   bool depthwise;
+  int64_t groups;  // used when not depthwise
   bool x_int8;   // int8 graph input (else f32 with input_quant q8ta)
   bool out_q8;
   ir::Activation act;
@@ -31,7 +32,7 @@ ir::Graph MakeConv(const ConvCase& cc, uint32_t seed) {
   ir::Tensor x{"x", {cc.n, cc.h, cc.w, cc.c}, cc.x_int8 ? ir::DType::I8 : ir::DType::F32, {}, {}};
   if (cc.x_int8) x.quant = ir::Quant{ir::Scheme::Q8TA, {0.05f}, {-3}, 0, 0};
   g.tensors.push_back(x);
-  const int64_t cin_g = cc.depthwise ? 1 : cc.c;
+  const int64_t cin_g = cc.depthwise ? 1 : cc.c / cc.groups;
   const int64_t cout = cc.depthwise ? cc.c : cc.cout;
   std::vector<uint8_t> w(size_t(cout * cc.k * cc.k * cin_g));
   for (auto& b : w) b = uint8_t(int(rng() % 255) - 127);
@@ -55,7 +56,7 @@ ir::Graph MakeConv(const ConvCase& cc, uint32_t seed) {
   a.stride[0] = a.stride[1] = int32_t(cc.stride);
   a.dilation[0] = a.dilation[1] = int32_t(cc.dilation);
   for (auto& p : a.padding) p = int32_t(cc.pad);
-  a.groups = cc.depthwise ? int32_t(cc.c) : 1;
+  a.groups = cc.depthwise ? int32_t(cc.c) : int32_t(cc.groups);
   a.activation = cc.act;
   if (!cc.x_int8) a.input_quant = ir::Quant{ir::Scheme::Q8TA, {0.04f}, {5}, 0, 0};
   if (cc.out_q8) {
@@ -124,7 +125,7 @@ void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed) {
         ADD_FAILURE() << "y[" << i << "] = " << int(int8_t(out[i])) << ", reference " << w[i];
   } else {
     const auto& mag = want->magnitude.at("y");
-    const double rel = (integer && accum == linear::Accum::IntDot) || cc.depthwise ? 4e-7 : 2e-5;
+    const double rel = (integer && accum == linear::Accum::IntDot) || cc.depthwise || cc.groups > 1 ? 4e-7 : 2e-5;
     for (size_t i = 0; i < w.size(); ++i) {
       float got;
       std::memcpy(&got, out.data() + 4 * i, 4);
@@ -136,16 +137,18 @@ void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed) {
 }
 
 const ConvCase kCases[] = {
-    // n, h, w, c, cout, k, stride, dilation, pad, depthwise, x_int8, out_q8, act
-    {1, 7, 7, 3, 13, 3, 1, 1, 1, false, true, false, ir::Activation::None},
-    {2, 15, 15, 13, 100, 3, 2, 1, 1, false, false, true, ir::Activation::Relu6},
-    {1, 33, 33, 3, 16, 5, 2, 1, 2, false, false, false, ir::Activation::Relu},
-    {1, 15, 15, 13, 8, 3, 1, 2, 2, false, true, true, ir::Activation::None},
-    {1, 7, 7, 100, 13, 1, 1, 1, 0, false, true, false, ir::Activation::None},   // pointwise
-    {2, 15, 15, 13, 100, 1, 1, 1, 0, false, true, true, ir::Activation::Relu6},  // pointwise q8to
-    {1, 15, 15, 13, 0, 3, 1, 1, 1, true, true, true, ir::Activation::Relu6},    // depthwise
-    {1, 33, 33, 100, 0, 3, 2, 1, 1, true, false, false, ir::Activation::None},
-    {2, 7, 7, 3, 0, 5, 1, 2, 4, true, true, false, ir::Activation::Relu},
+    // n, h, w, c, cout, k, stride, dilation, pad, depthwise, groups, x_int8, out_q8, act
+    {1, 7, 7, 3, 13, 3, 1, 1, 1, false, 1, true, false, ir::Activation::None},
+    {2, 15, 15, 13, 100, 3, 2, 1, 1, false, 1, false, true, ir::Activation::Relu6},
+    {1, 33, 33, 3, 16, 5, 2, 1, 2, false, 1, false, false, ir::Activation::Relu},
+    {1, 15, 15, 13, 8, 3, 1, 2, 2, false, 1, true, true, ir::Activation::None},
+    {1, 7, 7, 100, 13, 1, 1, 1, 0, false, 1, true, false, ir::Activation::None},   // pointwise
+    {2, 15, 15, 13, 100, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6},  // pointwise q8to
+    {1, 15, 15, 13, 0, 3, 1, 1, 1, true, 1, true, true, ir::Activation::Relu6},    // depthwise
+    {1, 33, 33, 100, 0, 3, 2, 1, 1, true, 1, false, false, ir::Activation::None},
+    {2, 7, 7, 3, 0, 5, 1, 2, 4, true, 1, true, false, ir::Activation::Relu},
+    {1, 15, 15, 14, 10, 3, 2, 1, 1, false, 2, true, true, ir::Activation::Relu6},  // groups 2
+    {2, 7, 7, 100, 50, 5, 1, 2, 3, false, 2, false, false, ir::Activation::None},   // groups 2, dilation
 };
 
 TEST(Conv2d, MatchesReferenceIntDot) {

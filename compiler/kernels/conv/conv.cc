@@ -79,6 +79,44 @@ linear::DispatchParams DepthwiseDispatch(const ConvGeometry& g, const PackedDept
   return d;
 }
 
+PackedDirect PackDirect(const int8_t* w, int64_t cout, int64_t per_channel, const float* scales, const float* bias) {
+  PackedDirect pk;
+  pk.rw = uint32_t((per_channel + 3) / 4);
+  pk.scale_off = uint32_t(cout) * pk.rw;
+  pk.bias_off = pk.scale_off + uint32_t(cout);
+  pk.region.assign(size_t(pk.bias_off + cout) * 4, 0);
+  for (int64_t co = 0; co < cout; ++co) {
+    std::memcpy(pk.region.data() + size_t(co) * pk.rw * 4, w + co * per_channel, size_t(per_channel));
+    std::memcpy(pk.region.data() + (pk.scale_off + co) * 4, &scales[co], 4);
+    const float b = bias ? bias[co] : 0.0f;
+    std::memcpy(pk.region.data() + (pk.bias_off + co) * 4, &b, 4);
+  }
+  return pk;
+}
+
+linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64_t groups, const PackedDirect& pk,
+                                      bool out_q8, const linear::LinearConsts& k, uint32_t flags,
+                                      const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {"conv_direct_i8.comp", {}};
+  if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  d.spec = {{0, d.local_size[0]}};
+  Geometry(g, d.spec);
+  d.spec.push_back({16, uint32_t(cout)});
+  d.spec.push_back({17, uint32_t(g.c / groups)});
+  d.spec.push_back({18, uint32_t(cout / groups)});
+  d.spec.push_back({19, pk.rw});
+  d.spec.push_back({20, pk.scale_off});
+  d.spec.push_back({21, pk.bias_off});
+  d.spec.push_back({22, linear::PackedK4(cout)});
+  Grid(uint64_t(g.rows()) * uint64_t((cout + 3) / 4), p, d);
+  linear::LinearPush push{k.act_scale, k.act_zero_point, flags, 1.0f / k.out_scale, k.out_zero_point, {0, 0, 0}};
+  d.push = Bytes(push);
+  return d;
+}
+
 linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, float scale, int32_t zp,
                                           const TargetProfile& p) {
   linear::DispatchParams d;

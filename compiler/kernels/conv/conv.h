@@ -37,6 +37,17 @@ PackedDepthwise PackDepthwise(const int8_t* w, int64_t c, int64_t kh, int64_t kw
 linear::DispatchParams DepthwiseDispatch(const ConvGeometry& g, const PackedDepthwise& pk, bool out_q8,
                                          const linear::LinearConsts& k, uint32_t flags, const TargetProfile& p);
 
+// Direct grouped convolution (any groups): region [Cout][RW] words of int8 [KH][KW][Cin/groups]
+// per output channel (rows padded to words), f32 scales [Cout], f32 bias [Cout].
+struct PackedDirect {
+  std::vector<uint8_t> region;
+  uint32_t rw = 0, scale_off = 0, bias_off = 0;
+};
+PackedDirect PackDirect(const int8_t* w, int64_t cout, int64_t per_channel, const float* scales, const float* bias);
+linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64_t groups, const PackedDirect& pk,
+                                      bool out_q8, const linear::LinearConsts& k, uint32_t flags,
+                                      const TargetProfile& p);
+
 // int8 [M][K] (packed) -> f32: per tensor (scale, zp) or per row (row_params binding).
 linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, float scale, int32_t zero_point,
                                           const TargetProfile& p);
