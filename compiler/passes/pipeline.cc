@@ -281,14 +281,17 @@ class Compiler {
     };
 
     // Graph inputs and outputs; int8 ones are dense bytes there and packed in the arena.
-    std::vector<std::pair<int, int>> repack_in, repack_out;  // (dense vb, packed vb)
+    struct Repack {
+      int tensor, dense, packed;
+    };
+    std::vector<Repack> repack_in, repack_out;
     for (size_t i = 0; i < g_.inputs.size(); ++i) {
       const int t = g_.inputs[i];
       prog.inputs.push_back(MakeIo(t, tokens));
       const int io = add_vb(SliceKind::Input, uint32_t(i), (prog.inputs.back().size + 3) / 4 * 4, g_.tensors[t].name);
       if (g_.tensors[t].dtype == ir::DType::I8) {
         tensor_vb[t] = add_vb(SliceKind::Arena, 0, DeviceBytes(t, tokens), g_.tensors[t].name + ".packed");
-        repack_in.push_back({io, tensor_vb[t]});
+        repack_in.push_back({t, io, tensor_vb[t]});
       } else {
         tensor_vb[t] = io;
       }
@@ -300,7 +303,7 @@ class Compiler {
       if (tensor_vb.count(t)) return UserError("tensor '" + g_.tensors[t].name + "' is both a graph input and output");
       if (g_.tensors[t].dtype == ir::DType::I8) {
         tensor_vb[t] = add_vb(SliceKind::Arena, 0, DeviceBytes(t, tokens), g_.tensors[t].name + ".packed");
-        repack_out.push_back({tensor_vb[t], io});
+        repack_out.push_back({t, io, tensor_vb[t]});
       } else {
         tensor_vb[t] = io;
       }
@@ -317,20 +320,42 @@ class Compiler {
     auto rd = [&](int t) { return Bind{tensor_vb.at(t), 0, 0, false}; };
     auto wr = [&](int t) { return Bind{tensor_vb.at(t), 0, 0, true}; };
 
-    for (size_t i = 0; i < repack_in.size(); ++i) {
-      const int dense = repack_in[i].first, packed = repack_in[i].second;
-      int t = -1;
-      for (int in : g_.inputs)
-        if (tensor_vb[in] == packed) t = in;
-      const ir::Tensor& ten = g_.tensors[t];
+    // int8 graph inputs/outputs: dense bytes <-> packed rows, each its own layer.
+    auto repack = [&](const Repack& r, bool to_packed) {
+      const ir::Tensor& ten = g_.tensors[r.tensor];
       const int64_t k = ten.shape.back(), m = ten.NumElements(tokens) / k;
       const uint32_t l = layer("repack:" + ten.name, "repack", -1);
-      dispatch(linear::RepackDispatch(true, m, k, p_), {{dense, 0, 0, false}, {packed, 0, 0, true}}, l);
-    }
+      const Bind dense{r.dense, 0, 0, !to_packed}, packed{r.packed, 0, 0, to_packed};
+      dispatch(linear::RepackDispatch(to_packed, m, k, p_), to_packed ? std::vector<Bind>{dense, packed}
+                                                                       : std::vector<Bind>{packed, dense}, l);
+    };
+    for (const Repack& r : repack_in) repack(r, true);
 
     // Quantized copies of float activations, shared by every layer that quantizes the same
     // tensor the same way (e.g. the gate and up projections of an MLP).
     std::map<std::string, std::pair<int, int>> quantized;  // key -> (xq vb, row-params vb or -1)
+    // The packed int8 rows (and dq8ca row parameters) of float tensor t quantized as `act`;
+    // the first layer that needs them dispatches the quantization, later ones reuse it.
+    auto quantize_shared = [&](int t, ir::Scheme act, float scale, int32_t zp, int64_t m, int64_t k, uint32_t l,
+                               std::string* note) {
+      std::ostringstream key;
+      key << t << ":" << int(act) << ":" << scale << ":" << zp;
+      auto it = quantized.find(key.str());
+      if (it != quantized.end()) {
+        *note = "; reuses the quantized input of an earlier layer";
+        return it->second;
+      }
+      const std::string base = g_.tensors[t].name + (act == ir::Scheme::DQ8CA ? ".dq8ca" : ".q8ta");
+      const int xq = add_vb(SliceKind::Arena, 0, uint64_t(m) * linear::PackedK4(k) * 4, base);
+      int params = -1;
+      std::vector<Bind> binds{rd(t), {xq, 0, 0, true}};
+      if (act == ir::Scheme::DQ8CA) {
+        params = add_vb(SliceKind::Arena, 0, uint64_t(m) * 8, base + ".params");
+        binds.push_back({params, 0, 0, true});
+      }
+      dispatch(linear::QuantizeDispatch(act, m, k, scale, zp, p_), binds, l);
+      return quantized.emplace(key.str(), std::make_pair(xq, params)).first->second;
+    };
 
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       const ir::Op& op = g_.ops[i];
@@ -485,20 +510,9 @@ class Compiler {
         } else if (a.input_quant.scheme == ir::Scheme::Q8TA) {
           lc.act_scale = a.input_quant.scales[0];
           lc.act_zero_point = a.input_quant.zero_points.empty() ? 0 : a.input_quant.zero_points[0];
-          std::ostringstream key;
-          key << op.inputs[0] << ":" << int(ir::Scheme::Q8TA) << ":" << lc.act_scale << ":" << lc.act_zero_point;
-          auto it = quantized.find(key.str());
-          if (it == quantized.end()) {
-            const int xq = add_vb(SliceKind::Arena, 0, uint64_t(geo.n * geo.h * geo.w) * linear::PackedK4(geo.c) * 4,
-                                  xt.name + ".q8ta");
-            dispatch(linear::QuantizeDispatch(ir::Scheme::Q8TA, geo.n * geo.h * geo.w, geo.c, lc.act_scale,
-                                              lc.act_zero_point, p_),
-                     {x, {xq, 0, 0, true}}, l);
-            it = quantized.emplace(key.str(), std::make_pair(xq, -1)).first;
-          } else {
-            quant_note = "; reuses the quantized input of an earlier layer";
-          }
-          x = {it->second.first, 0, 0, false};
+          x = {quantize_shared(op.inputs[0], ir::Scheme::Q8TA, lc.act_scale, lc.act_zero_point, geo.n * geo.h * geo.w,
+                               geo.c, l, &quant_note).first,
+               0, 0, false};
         } else {
           return UserError(OpLabel(i) + ": conv2d with float (weight-only) activations is unsupported in this "
                            "version; give it input_quant q8ta or an int8 input");
@@ -583,25 +597,10 @@ class Compiler {
       Bind x = rd(op.inputs[0]);
       std::string quant_note;
       if (choice.accum == linear::Accum::IntDot && !shape.x_int8) {
-        std::ostringstream key;
-        key << op.inputs[0] << ":" << int(shape.act) << ":" << lc.act_scale << ":" << lc.act_zero_point;
-        auto it = quantized.find(key.str());
-        if (it == quantized.end()) {
-          const std::string base = xt.name + (shape.act == ir::Scheme::DQ8CA ? ".dq8ca" : ".q8ta");
-          const int xq = add_vb(SliceKind::Arena, 0, uint64_t(shape.m) * linear::PackedK4(shape.k) * 4, base);
-          int params = -1;
-          std::vector<Bind> binds{x, {xq, 0, 0, true}};
-          if (shape.act == ir::Scheme::DQ8CA) {
-            params = add_vb(SliceKind::Arena, 0, uint64_t(shape.m) * 8, base + ".params");
-            binds.push_back({params, 0, 0, true});
-          }
-          dispatch(linear::QuantizeDispatch(shape.act, shape.m, shape.k, lc.act_scale, lc.act_zero_point, p_), binds, l);
-          it = quantized.emplace(key.str(), std::make_pair(xq, params)).first;
-        } else {
-          quant_note = "; reuses the quantized input of an earlier layer";
-        }
-        x = {it->second.first, 0, 0, false};
-        row_params = it->second.second;
+        const auto q = quantize_shared(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point, shape.m, shape.k, l,
+                                       &quant_note);
+        x = {q.first, 0, 0, false};
+        row_params = q.second;
       }
       const auto ld = linear::LinearDispatch(shape, choice, c.layout, lc, p_);
       std::vector<Bind> binds{x, {-1, c.offset, c.size, false}, wr(op.outputs[0])};
@@ -626,15 +625,7 @@ class Compiler {
       pl.integer_path = choice.accum == linear::Accum::IntDot || shape.x_int8;
       pl.flops = 2ull * shape.m * shape.n * shape.k;
     }
-    for (auto [packed, dense] : repack_out) {
-      int t = -1;
-      for (int o : g_.outputs)
-        if (tensor_vb[o] == packed) t = o;
-      const ir::Tensor& ten = g_.tensors[t];
-      const int64_t k = ten.shape.back(), m = ten.NumElements(tokens) / k;
-      const uint32_t l = layer("repack:" + ten.name, "repack", -1);
-      dispatch(linear::RepackDispatch(false, m, k, p_), {{packed, 0, 0, false}, {dense, 0, 0, true}}, l);
-    }
+    for (const Repack& r : repack_out) repack(r, false);
 
     // Lifetimes (in dispatch steps) and arena placement.
     for (uint32_t step = 0; step < specs.size(); ++step)
