@@ -18,6 +18,16 @@ float RoundEven(float v) {
   return r;
 }
 
+float RoundToHalf(float v) { return float(static_cast<_Float16>(v)); }
+
+int32_t QuantizeInt32(float x, float inv_scale) {
+  const float r = RoundEven(x * inv_scale);
+  if (std::isnan(r)) return 0;
+  if (r >= 2147483648.0f) return INT32_MAX;
+  if (r <= -2147483648.0f) return INT32_MIN;
+  return int32_t(r);
+}
+
 int32_t QuantizeInt8(float x, float inv_scale, int32_t zero_point) {
   const float q = RoundEven(x * inv_scale) + float(zero_point);
   return int32_t(std::clamp(q, -128.0f, 127.0f));
@@ -138,6 +148,17 @@ QParams TensorParams(const ir::Quant& q) {
   return {q.scales.at(0), q.zero_points.empty() ? 0 : q.zero_points[0]};
 }
 
+// The parameters of flat element e of a per-tensor (q8ta/q8to) or per-channel (q8pc) tensor.
+QParams ElementParams(const ir::Tensor& t, int64_t e, int64_t tokens) {
+  const ir::Quant& q = *t.quant;
+  if (q.scheme != ir::Scheme::Q8PC) return TensorParams(q);
+  int64_t inner = 1;
+  for (size_t d = size_t(q.axis) + 1; d < t.shape.size(); ++d)
+    inner *= t.shape[d] == ir::kSymbolicDim ? tokens : t.shape[d];
+  const int64_t c = (e / inner) % t.shape[size_t(q.axis)];
+  return {q.scales[size_t(c)], q.zero_points.empty() ? 0 : q.zero_points[size_t(c)]};
+}
+
 }  // namespace
 
 Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::string, std::vector<float>>& inputs,
@@ -146,6 +167,7 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
   GraphResult res;
   std::map<int, std::vector<float>> magnitude;
   std::map<int, std::vector<QParams>> row_params;  // per-token int8 tensors
+  std::map<int, std::vector<int32_t>> ints;          // i32 tensors, exact
   for (int t : g.inputs) {
     const ir::Tensor& ten = g.tensors[t];
     auto it = inputs.find(ten.name);
@@ -155,7 +177,22 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
       return UserError("reference: input '" + ten.name + "' has " + std::to_string(it->second.size()) +
                        " elements, expected " + std::to_string(want));
     values[t] = it->second;
+    if (ten.dtype == ir::DType::F16)
+      for (float& v : values[t]) v = RoundToHalf(v);
+    if (ten.dtype == ir::DType::I32) {
+      auto iit = o.int32_inputs.find(ten.name);
+      std::vector<int32_t> iv;
+      if (iit != o.int32_inputs.end()) {
+        if (iit->second.size() != it->second.size())
+          return UserError("reference: int32 input '" + ten.name + "' has the wrong element count");
+        iv = iit->second;
+      } else {
+        for (float v : it->second) iv.push_back(int32_t(v));
+      }
+      ints[t] = std::move(iv);
+    }
   }
+  auto qt_of = [&](int t) -> const ir::Tensor& { return g.tensors[t]; };
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const ir::Op& op = g.ops[i];
     for (int in : op.inputs)
@@ -174,6 +211,22 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
       std::vector<float> y(a.size());
       for (size_t j = 0; j < a.size(); ++j) y[j] = Silu(a[j]);
       values[op.outputs[0]] = std::move(y);
+      continue;
+    }
+    if (op.type == ir::OpType::Quantize &&
+        (qt_of(op.outputs[0]).quant->scheme == ir::Scheme::Q8PC || qt_of(op.outputs[0]).dtype == ir::DType::I32)) {
+      const ir::Tensor& qt = g.tensors[op.outputs[0]];
+      const auto& x = values[op.inputs[0]];
+      std::vector<float> q(x.size());
+      std::vector<int32_t> qi(x.size());
+      for (size_t j = 0; j < x.size(); ++j) {
+        const QParams p = ElementParams(qt, int64_t(j), o.tokens);
+        const float inv = 1.0f / p.scale;
+        qi[j] = qt.dtype == ir::DType::I32 ? QuantizeInt32(x[j], inv) : QuantizeInt8(x[j], inv, p.zero_point);
+        q[j] = float(qi[j]);
+      }
+      if (qt.dtype == ir::DType::I32) ints[op.outputs[0]] = std::move(qi);
+      values[op.outputs[0]] = std::move(q);
       continue;
     }
     if (op.type == ir::OpType::Quantize) {
@@ -198,10 +251,13 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
       const auto& q = values[op.inputs[0]];
       const int64_t k = qt.shape.back();
       std::vector<float> y(q.size());
+      const bool f16 = g.tensors[op.outputs[0]].dtype == ir::DType::F16;
       for (size_t j = 0; j < q.size(); ++j) {
         const QParams p = qt.quant->scheme == ir::Scheme::DQ8CA ? row_params.at(op.inputs[0])[j / k]
-                                                                : TensorParams(*qt.quant);
-        y[j] = p.scale * float(int32_t(q[j]) - p.zero_point);
+                                                                : ElementParams(qt, int64_t(j), o.tokens);
+        const int32_t qv = qt.dtype == ir::DType::I32 ? ints.at(op.inputs[0])[j] : int32_t(q[j]);
+        y[j] = p.scale * float(qv - p.zero_point);  // i32 zero points are 0: no overflow
+        if (f16) y[j] = RoundToHalf(y[j]);
       }
       values[op.outputs[0]] = std::move(y);
       continue;
@@ -365,6 +421,7 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
   }
   for (int t : g.outputs) {
     res.outputs[g.tensors[t].name] = values[t];
+    if (ints.count(t)) res.int32_outputs[g.tensors[t].name] = ints[t];
     if (magnitude.count(t)) res.magnitude[g.tensors[t].name] = magnitude[t];
   }
   return res;

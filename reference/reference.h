@@ -12,6 +12,12 @@
 
 namespace vkqc::ref {
 
+// fp32 -> fp16 (round to nearest even, overflow to infinity) -> fp32: the value an f16 tensor holds.
+float RoundToHalf(float v);
+
+// int32 quantization (symmetric): clamp(roundEven(x * inv_scale), INT32_MIN, INT32_MAX).
+int32_t QuantizeInt32(float x, float inv_scale);
+
 // roundEven in fp32 (ties to even), as GLSL roundEven.
 float RoundEven(float v);
 // q = clamp(roundEven(x * inv_scale) + zp, -128, 127), inv_scale = 1/scale computed once in fp32.
@@ -56,11 +62,15 @@ struct RunOptions {
   // activations; false = the weight-only function (the dequant fallback). Empty: integer for
   // every op with quantized activations. A bundle's layers say which one they compiled to.
   std::vector<bool> integer_path;
+  // Values of i32 graph inputs (exact; the float map cannot hold every int32). f16 inputs are
+  // given as floats and rounded to f16 on the way in, as the device sees them.
+  std::map<std::string, std::vector<int32_t>> int32_inputs;
 };
 
 struct GraphResult {
   std::map<std::string, std::vector<float>> outputs;    // int8 tensors hold their integer values
   std::map<std::string, std::vector<float>> magnitude;  // float outputs of linear ops only
+  std::map<std::string, std::vector<int32_t>> int32_outputs;  // i32 outputs, exact (also in outputs, rounded)
 };
 
 // Runs the whole graph. Inputs are f32 values (int8 inputs: their integer values).

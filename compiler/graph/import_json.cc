@@ -49,7 +49,7 @@ std::optional<ir::DType> ParseDType(const std::string& s) {
 }
 
 std::optional<ir::Scheme> ParseScheme(const std::string& s) {
-  for (int i = 0; i <= static_cast<int>(ir::Scheme::Float); ++i) {
+  for (int i = 0; i <= static_cast<int>(ir::Scheme::Q8PC); ++i) {
     auto sc = static_cast<ir::Scheme>(i);
     if (s == ir::SchemeName(sc)) return sc;
   }
@@ -334,7 +334,7 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
   auto s = ParseScheme(scheme);
   if (!s) {
     return Fail(where, "unknown quantization scheme " + Quote(scheme) +
-                           " (known: none, q8csw, q4gsw, q4gaw, q8ta, dq8ca, q8to, float)");
+                           " (known: none, q8csw, q4gsw, q4gaw, q8ta, dq8ca, q8to, float, q8pc)");
   }
   q.scheme = *s;
   if (q.scheme == ir::Scheme::DQ8CA) {
@@ -365,8 +365,8 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
       const int64_t zp = z.is_number_unsigned()
                              ? static_cast<int64_t>(std::min<uint64_t>(z.get<uint64_t>(), 1 << 20))
                              : z.get<int64_t>();
-      if (zp < -128 || zp > 127) {
-        return Fail(where, "quant zero_point " + z.dump() + " is outside int8 [-128, 127]");
+      if (zp < -128 || zp > 255) {  // u8 tensors give [0, 255]; verify checks the final range
+        return Fail(where, "quant zero_point " + z.dump() + " is outside int8 [-128, 127] (or uint8 [0, 255])");
       }
       q.zero_points = {static_cast<int32_t>(zp)};
     }

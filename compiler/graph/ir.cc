@@ -60,6 +60,8 @@ const char* SchemeName(Scheme s) {
       return "q8to";
     case Scheme::Float:
       return "float";
+    case Scheme::Q8PC:
+      return "q8pc";
   }
   return "unknown-scheme";
 }

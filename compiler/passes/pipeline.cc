@@ -25,8 +25,8 @@ struct LayerConstants {
   uint64_t offset = 0, size = 0;
   linear::PackedLinear layout;      // linear / GEMM convolutions; region emptied after copying
   conv::PackedDepthwise depthwise;  // depthwise convolutions; region emptied after copying
-  conv::PackedDirect direct;        // other grouped convolutions; region emptied after copying
-  bool is_depthwise = false, is_grouped = false;
+  conv::PackedDirect direct;        // direct convolutions; region emptied after copying
+  conv::ConvChoice conv;            // convolutions: the algorithm and why
 };
 
 // A buffer a dispatch binds, before arena placement: an input/output buffer or an arena range.
@@ -99,6 +99,13 @@ class Compiler {
         VKQC_TRY(PackConv(i));
         continue;
       }
+      if (NeedsConvert(op)) {  // per-tensor or per-channel parameters of convert.comp
+        const ir::Tensor& it = g_.tensors[op.type == ir::OpType::Quantize ? op.outputs[0] : op.inputs[0]];
+        if (it.quant->scheme == ir::Scheme::DQ8CA) continue;  // per-row parameters live in the arena
+        std::vector<uint8_t> region = conv::PackConvertParams(*it.quant);
+        Append(consts_[i], region);
+        continue;
+      }
       if (op.type != ir::OpType::Linear) continue;
       const ir::Tensor& w = g_.tensors[op.inputs[1]];
       const int64_t n = w.shape[0], k = w.shape[1];
@@ -146,15 +153,15 @@ class Compiler {
         op.inputs.size() > 2 ? reinterpret_cast<const float*>(g_.tensors[op.inputs[2]].data->data()) : nullptr;
     LayerConstants& c = consts_[i];
     const int32_t groups = op.conv2d.groups;
-    if (groups > 1 && groups == cin && groups == cout) {
-      c.is_depthwise = true;
+    // The choice does not depend on the batch (token) size: decide once, pack once.
+    c.conv = conv::SelectConv(ConvGeo(op, 1), cout, groups, p_, o_.conv);
+    if (c.conv.algo == conv::ConvAlgo::Depthwise) {
       c.depthwise = conv::PackDepthwise(reinterpret_cast<const int8_t*>(w.data->data()), cout, kh, kw,
                                         w.quant->scales.data(), bias);
       Append(c, c.depthwise.region);
       return {};
     }
-    if (groups != 1) {  // grouped, neither dense nor depthwise: the direct kernel
-      c.is_grouped = true;
+    if (c.conv.algo == conv::ConvAlgo::Direct) {
       c.direct = conv::PackDirect(reinterpret_cast<const int8_t*>(w.data->data()), cout, kh * kw * (cin / groups),
                                   w.quant->scales.data(), bias);
       Append(c, c.direct.region);
@@ -166,6 +173,50 @@ class Compiler {
       return UserError(OpLabel(i) + ": packed weights exceed maxStorageBufferRange of target '" + p_.name + "'");
     Append(c, c.layout.region);
     return {};
+  }
+
+  // quantize/dequantize ops that run through convert.comp: f16 or i32 on either side, or
+  // per-channel parameters. The f32 <-> int8 per-tensor and per-token ones keep their kernels.
+  bool NeedsConvert(const ir::Op& op) const {
+    if (op.type != ir::OpType::Quantize && op.type != ir::OpType::Dequantize) return false;
+    const ir::Tensor& in = g_.tensors[op.inputs[0]];
+    const ir::Tensor& out = g_.tensors[op.outputs[0]];
+    const ir::Tensor& it = op.type == ir::OpType::Quantize ? out : in;
+    return in.dtype == ir::DType::F16 || out.dtype == ir::DType::F16 || it.dtype == ir::DType::I32 ||
+           it.quant->scheme == ir::Scheme::Q8PC;
+  }
+
+  // Elements between consecutive channels of a per-channel tensor (1 for per tensor).
+  int64_t ChannelInner(const ir::Tensor& t, int64_t tokens) const {
+    if (!t.quant || t.quant->scheme != ir::Scheme::Q8PC) return 1;
+    int64_t inner = 1;
+    for (size_t d = size_t(t.quant->axis) + 1; d < t.shape.size(); ++d) inner *= Dim(t.shape[d], tokens);
+    return inner;
+  }
+
+  conv::ConvGeometry ConvGeo(const ir::Op& op, int64_t tokens) const {
+    const ir::Tensor& xt = g_.tensors[op.inputs[0]];
+    const ir::Tensor& wt = g_.tensors[op.inputs[1]];
+    const ir::Tensor& yt = g_.tensors[op.outputs[0]];
+    const ir::Conv2dAttrs& a = op.conv2d;
+    conv::ConvGeometry geo;
+    geo.n = Dim(xt.shape[0], tokens);
+    geo.h = xt.shape[1];
+    geo.w = xt.shape[2];
+    geo.c = xt.shape[3];
+    geo.kh = wt.shape[1];
+    geo.kw = wt.shape[2];
+    geo.sh = a.stride[0];
+    geo.sw = a.stride[1];
+    geo.pt = a.padding[0];
+    geo.pl = a.padding[1];
+    geo.pb = a.padding[2];
+    geo.pr = a.padding[3];
+    geo.dh = a.dilation[0];
+    geo.dw = a.dilation[1];
+    geo.oh = yt.shape[1];
+    geo.ow = yt.shape[2];
+    return geo;
   }
 
   linear::LinearShape ShapeOf(const ir::Op& op, int64_t tokens) const {
@@ -239,6 +290,7 @@ class Compiler {
       const int64_t rows = ten.NumElements(tokens) / last;
       return uint64_t(rows) * linear::PackedK4(last) * 4;
     }
+    if (ten.dtype == ir::DType::F16) return (uint64_t(ten.NumElements(tokens)) * 2 + 3) / 4 * 4;
     return uint64_t(ten.NumElements(tokens)) * 4;
   }
 
@@ -248,7 +300,7 @@ class Compiler {
     io.name = ten.name;
     for (int64_t d : ten.shape) io.shape.push_back(Dim(d, tokens));
     io.dtype = uint8_t(ten.dtype);
-    io.size = uint64_t(ten.NumElements(tokens)) * (ten.dtype == ir::DType::I8 ? 1 : 4);
+    io.size = uint64_t(ten.NumElements(tokens)) * uint64_t(ir::DTypeBits(ten.dtype) / 8);
     if (ten.quant) {
       io.scheme = uint8_t(ten.quant->scheme);
       io.scales = ten.quant->scales;
@@ -372,6 +424,33 @@ class Compiler {
         pl.detail = std::to_string(count) + " values";
         continue;
       }
+      if (NeedsConvert(op)) {
+        const bool quant = op.type == ir::OpType::Quantize;
+        const ir::Tensor& in = g_.tensors[op.inputs[0]];
+        const ir::Tensor& out = g_.tensors[op.outputs[0]];
+        const ir::Tensor& it = quant ? out : in;
+        const int64_t count = in.NumElements(tokens), k = in.shape.back();
+        const bool per_row = it.quant->scheme == ir::Scheme::DQ8CA;
+        const bool per_channel = it.quant->scheme == ir::Scheme::Q8PC;
+        const int64_t channels = per_channel ? it.shape[size_t(it.quant->axis)] : 1;
+        std::vector<Bind> binds{rd(op.inputs[0])};
+        if (per_row) binds.push_back({row_params_vb.at(op.inputs[0]), 0, 0, false});
+        else binds.push_back({-1, consts_[i].offset, consts_[i].size, false});
+        binds.push_back(wr(op.outputs[0]));
+        dispatch(conv::ConvertDispatch(in.dtype, out.dtype, count, k, ChannelInner(it, tokens), channels, per_row, p_),
+                 binds, l);
+        pl.variant = std::string(quant ? "quantize_" : "dequantize_") + ir::DTypeName(in.dtype) + "_" +
+                     ir::DTypeName(out.dtype) + "_" +
+                     (per_row ? "per_token" : per_channel ? "per_channel" : "per_tensor");
+        pl.reason = quant ? "q = clamp(roundEven(x * inv_scale) + zp)" : "y = scale * (q - zp)";
+        if (out.dtype == ir::DType::F16) pl.reason += ", rounded to f16 (nearest even)";
+        pl.detail = std::to_string(count) + " values" +
+                    (per_channel ? ", " + std::to_string(channels) + " channels along axis " +
+                                       std::to_string(it.quant->axis)
+                                 : std::string());
+        pl.weight_bytes = consts_[i].size;
+        continue;
+      }
       if (op.type == ir::OpType::Quantize) {
         const ir::Tensor& q = g_.tensors[op.outputs[0]];
         const int64_t k = q.shape.back(), m = q.NumElements(tokens) / k;
@@ -474,25 +553,8 @@ class Compiler {
       if (op.type == ir::OpType::Conv2d) {
         const ir::Tensor& xt = g_.tensors[op.inputs[0]];
         const ir::Tensor& wt = g_.tensors[op.inputs[1]];
-        const ir::Tensor& yt = g_.tensors[op.outputs[0]];
         const ir::Conv2dAttrs& a = op.conv2d;
-        conv::ConvGeometry geo;
-        geo.n = Dim(xt.shape[0], tokens);
-        geo.h = xt.shape[1];
-        geo.w = xt.shape[2];
-        geo.c = xt.shape[3];
-        geo.kh = wt.shape[1];
-        geo.kw = wt.shape[2];
-        geo.sh = a.stride[0];
-        geo.sw = a.stride[1];
-        geo.pt = a.padding[0];
-        geo.pl = a.padding[1];
-        geo.pb = a.padding[2];
-        geo.pr = a.padding[3];
-        geo.dh = a.dilation[0];
-        geo.dw = a.dilation[1];
-        geo.oh = yt.shape[1];
-        geo.ow = yt.shape[2];
+        const conv::ConvGeometry geo = ConvGeo(op, tokens);
         const int64_t cout = wt.shape[0];
         const LayerConstants& c = consts_[i];
         linear::LinearConsts lc;
@@ -524,17 +586,18 @@ class Compiler {
         std::ostringstream det;
         det << geo.kh << "x" << geo.kw << " stride " << geo.sh << "x" << geo.sw << " dilation " << geo.dh << "x"
             << geo.dw << ", " << geo.rows() << " output pixels";
-        if (c.is_grouped) {
+        if (c.conv.algo == conv::ConvAlgo::Direct) {
           dispatch(conv::DirectDispatch(geo, cout, a.groups, c.direct, out_q8, lc, flags, p_),
                    {x, {-1, c.offset, c.size, false}, wr(op.outputs[0])}, l);
-          pl.variant = std::string("conv2d_grouped_q8ta_q8csw") + (out_q8 ? "_q8to" : "") + "_direct";
-          pl.reason = "groups=" + std::to_string(a.groups) + ": direct kernel, int32 accumulation" + quant_note;
+          pl.variant = std::string(a.groups > 1 ? "conv2d_grouped_q8ta_q8csw" : "conv2d_q8ta_q8csw") +
+                       (out_q8 ? "_q8to" : "") + "_direct";
+          pl.reason = c.conv.reason + quant_note;
           pl.integer_path = true;
-        } else if (c.is_depthwise) {
+        } else if (c.conv.algo == conv::ConvAlgo::Depthwise) {
           dispatch(conv::DepthwiseDispatch(geo, c.depthwise, out_q8, lc, flags, p_),
                    {x, {-1, c.offset, c.size, false}, wr(op.outputs[0])}, l);
           pl.variant = std::string("conv2d_dw_q8ta_q8csw") + (out_q8 ? "_q8to" : "") + "_direct";
-          pl.reason = "depthwise: direct kernel, int32 accumulation per channel" + quant_note;
+          pl.reason = c.conv.reason + quant_note;
           pl.integer_path = true;
         } else {
           Bind cols = x;
@@ -561,9 +624,7 @@ class Compiler {
                    wr(op.outputs[0])}, l);
           std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm
           pl.variant = "conv2d_" + std::string(geo.pointwise() ? "pointwise" : "im2col") + "_" + v.substr(7);
-          pl.reason = std::string(geo.pointwise() ? "1x1 stride 1: the input rows are the GEMM rows; "
-                                                  : "im2col into packed int8 rows, then GEMM; ") +
-                      choice->reason + quant_note;
+          pl.reason = c.conv.reason + choice->reason + quant_note;
           pl.integer_path = true;
         }
         pl.detail = det.str();

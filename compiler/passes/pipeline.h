@@ -9,6 +9,7 @@
 
 #include "compiler/common/result.h"
 #include "compiler/graph/ir.h"
+#include "compiler/kernels/conv/conv.h"
 #include "compiler/kernels/linear/linear.h"
 #include "compiler/profile/profile.h"
 
@@ -20,6 +21,7 @@ struct CompileOptions {
   // Programs to build, one per token count; required when the graph has a symbolic dimension.
   std::vector<int64_t> tokens;
   linear::SelectOptions select;
+  conv::ConvSelectOptions conv;
   // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
   bool keep_intermediates = false;

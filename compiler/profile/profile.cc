@@ -327,7 +327,7 @@ Result<uint32_t> ParseApiVersion(const Reader& r, const Json& v, const std::stri
 
 struct Sidecar {
   std::optional<std::string> name, profile, source;
-  std::optional<uint32_t> tuned_subgroup_size, gemv_max_m;
+  std::optional<uint32_t> tuned_subgroup_size, gemv_max_m, conv_im2col_min_channels, conv_im2col_max_pixels;
   std::vector<CoopMatShape> coopmat_shapes;
   std::vector<std::string> quirks;
 };
@@ -343,6 +343,11 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
     } else if (key == "tuned_subgroup_size" || key == "gemv_max_m") {
       VKQC_ASSIGN_OR_RETURN(uint64_t x, r.Uint(v, "\"" + key + "\""));
       (key == "gemv_max_m" ? sc.gemv_max_m : sc.tuned_subgroup_size) = static_cast<uint32_t>(x);
+    } else if (key == "conv_im2col_min_channels" || key == "conv_im2col_max_pixels") {
+      VKQC_ASSIGN_OR_RETURN(uint64_t x, r.Uint(v, "\"" + key + "\""));
+      if (x > UINT32_MAX) return r.Fail("\"" + key + "\" = " + std::to_string(x) + " is too large");
+      (key == "conv_im2col_min_channels" ? sc.conv_im2col_min_channels : sc.conv_im2col_max_pixels) =
+          static_cast<uint32_t>(x);
     } else if (key == "quirks") {
       VKQC_TRY(r.Array(v, "\"quirks\""));
       for (const Json& q : v) {
@@ -374,7 +379,8 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
       }
     } else {
       return r.Fail("unknown sidecar key \"" + key +
-                    "\" (known: name, profile, source, tuned_subgroup_size, gemv_max_m, coopmat_shapes, quirks)");
+                    "\" (known: name, profile, source, tuned_subgroup_size, gemv_max_m, conv_im2col_min_channels, "
+                    "conv_im2col_max_pixels, coopmat_shapes, quirks)");
     }
   }
   return sc;
@@ -525,6 +531,8 @@ Result<TargetProfile> Parse(const std::string& json_text, const std::string& sid
   else if (t.min_subgroup_size != 0 && t.min_subgroup_size == t.max_subgroup_size)
     t.tuned_subgroup_size = t.min_subgroup_size;
   t.gemv_max_m = sc.gemv_max_m.value_or(0);
+  t.conv_im2col_min_channels = sc.conv_im2col_min_channels.value_or(0);
+  t.conv_im2col_max_pixels = sc.conv_im2col_max_pixels.value_or(0);
   t.coopmat_shapes = std::move(sc.coopmat_shapes);
   t.quirks = std::move(sc.quirks);
   return t;
@@ -701,6 +709,8 @@ ProfileFiles WriteProfileJson(const TargetProfile& p) {
                {"source", p.source},
                {"tuned_subgroup_size", p.tuned_subgroup_size},
                {"gemv_max_m", p.gemv_max_m},
+               {"conv_im2col_min_channels", p.conv_im2col_min_channels},
+               {"conv_im2col_max_pixels", p.conv_im2col_max_pixels},
                {"coopmat_shapes", shapes},
                {"quirks", p.quirks}};
   auto dump = [](const Json& j) { return j.dump(4, ' ', false, Json::error_handler_t::replace) + "\n"; };

@@ -58,6 +58,13 @@ struct TargetProfile {
 
   // Sidecar tuning: M at or below which GEMV is chosen over tiled GEMM (0 = compiler default).
   uint32_t gemv_max_m = 0;
+  // Sidecar: the im2col-vs-direct rule for dense (groups == 1) non-pointwise int8 convolutions.
+  // Both 0 (the default, e.g. Mali and desktop GPUs): always im2col + GEMM. Otherwise im2col
+  // only when Cin >= conv_im2col_min_channels or OH*OW <= conv_im2col_max_pixels, else the
+  // direct kernel (Adreno: 32 and 4096, where im2col of narrow, large maps lost in ET-VK's
+  // measurements; ../shared/research/etvk.md 5.1).
+  uint32_t conv_im2col_min_channels = 0;
+  uint32_t conv_im2col_max_pixels = 0;
 
   bool HasExtension(const std::string& ext) const;
 };

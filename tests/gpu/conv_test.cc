@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "compiler/passes/pipeline.h"
@@ -70,17 +71,20 @@ ir::Graph MakeConv(const ConvCase& cc, uint32_t seed) {
   return g;
 }
 
-void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed) {
+void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed,
+               std::optional<conv::ConvAlgo> force_conv = std::nullopt) {
   std::ostringstream where;
   where << (cc.depthwise ? "depthwise" : "conv") << " N=" << cc.n << " H=" << cc.h << " W=" << cc.w << " C=" << cc.c
         << " Cout=" << cc.cout << " k=" << cc.k << " s=" << cc.stride << " d=" << cc.dilation << " p=" << cc.pad
-        << (cc.x_int8 ? " i8-in" : " f32-in") << (cc.out_q8 ? " q8to" : " f32-out") << " " << linear::AccumName(accum);
+        << (cc.x_int8 ? " i8-in" : " f32-in") << (cc.out_q8 ? " q8to" : " f32-out") << " " << linear::AccumName(accum)
+        << (force_conv ? std::string(" ") + conv::ConvAlgoName(*force_conv) : std::string());
   SCOPED_TRACE(where.str());
   ir::Graph g = MakeConv(cc, seed);
   auto profile = LoadProfile(gpu_test::TestProfile());
   ASSERT_TRUE(profile.ok());
   CompileOptions o;
   o.select.force_accum = accum;
+  o.conv.force = force_conv;
   auto bundle = CompileGraph(g, *profile, o, 0);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   std::mt19937 rng(seed + 3);
@@ -125,7 +129,8 @@ void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed) {
         ADD_FAILURE() << "y[" << i << "] = " << int(int8_t(out[i])) << ", reference " << w[i];
   } else {
     const auto& mag = want->magnitude.at("y");
-    const double rel = (integer && accum == linear::Accum::IntDot) || cc.depthwise || cc.groups > 1 ? 4e-7 : 2e-5;
+    const bool direct = cc.depthwise || cc.groups > 1 || force_conv == conv::ConvAlgo::Direct;
+    const double rel = (integer && accum == linear::Accum::IntDot) || direct ? 4e-7 : 2e-5;
     for (size_t i = 0; i < w.size(); ++i) {
       float got;
       std::memcpy(&got, out.data() + 4 * i, 4);
@@ -159,6 +164,14 @@ TEST(Conv2d, MatchesReferenceIntDot) {
 TEST(Conv2d, MatchesReferenceDequant) {
   uint32_t seed = 50;
   for (const auto& cc : kCases) CheckConv(cc, linear::Accum::Dequant, seed++);
+}
+
+// The direct kernel for dense convolutions (the Adreno rule picks it for narrow layers on large
+// maps): every case, forced; and im2col forced (pointwise, depthwise and grouped keep theirs).
+TEST(Conv2d, MatchesReferenceDirectAndIm2colForced) {
+  uint32_t seed = 90;
+  for (const auto& cc : kCases) CheckConv(cc, linear::Accum::IntDot, seed++, conv::ConvAlgo::Direct);
+  for (const auto& cc : kCases) CheckConv(cc, linear::Accum::Dequant, seed++, conv::ConvAlgo::Im2col);
 }
 
 // quantize -> dequantize round trips: y = scale * (q - zp), bit for bit the reference's.

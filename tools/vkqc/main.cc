@@ -1,6 +1,7 @@
 // vkqc command-line tool: import, compile, inspect, run, bench, profiles, probe.
 // Errors go to stderr as "vkqc <command>: <message>" with a non-zero exit; no crash on bad input.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -31,7 +32,7 @@ commands:
   import  GRAPH.json -o MODEL.vkqg           JSON graph + safetensors weights -> .vkqg
   compile MODEL.vkqg|GRAPH.json --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant]
-          [--gemv-max-m N] [--keep-intermediates]
+          [--gemv-max-m N] [--force-conv im2col|direct] [--keep-intermediates]
   inspect OUT.vkqb                           per layer: variant and why, tiles, bytes; memory plan
   inspect MODEL.vkqg|GRAPH.json --target T [--tokens N,...] [--force-...]
                                              the same, compiled in memory
@@ -60,7 +61,7 @@ bool IsSwitch(const std::string& k) {
   return k == "--validation" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op";
 }
 bool TakesValue(const std::string& k) {
-  static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m",
+  static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
                                   "--min-ms", "--peak-gbps", "--peak-tops"};
   for (const char* v : kValued)
@@ -169,6 +170,12 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     else if (k == "dequant") o.select.force_accum = linear::Accum::Dequant;
     else return UserError("--force-accum must be dot or dequant, not '" + k + "'");
   }
+  if (a.Has("--force-conv")) {
+    const std::string k = a.Get("--force-conv");
+    if (k == "im2col") o.conv.force = conv::ConvAlgo::Im2col;
+    else if (k == "direct") o.conv.force = conv::ConvAlgo::Direct;
+    else return UserError("--force-conv must be im2col or direct, not '" + k + "'");
+  }
   o.keep_intermediates = a.Has("--keep-intermediates");
   if (a.Has("--gemv-max-m")) {
     VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--gemv-max-m"), "--gemv-max-m"));
@@ -201,7 +208,7 @@ Status CmdImport(const Args& a) {
 }
 
 Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m",
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
                           "--keep-intermediates"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
     return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
@@ -270,11 +277,11 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m"}));
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL.vkqg --target T");
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m"})
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));
     bytes = *b;
@@ -344,6 +351,49 @@ struct Runtime {
   }
 };
 
+size_t ElemBytes(vkqc_dtype d) { return d == VKQC_F32 || d == VKQC_I32 ? 4 : d == VKQC_F16 ? 2 : 1; }
+const char* NpyDescr(vkqc_dtype d) {
+  switch (d) {
+    case VKQC_F16: return "<f2";
+    case VKQC_I8: return "|i1";
+    case VKQC_U8: return "|u1";
+    case VKQC_I32: return "<i4";
+    default: return "<f4";
+  }
+}
+const char* DTypeLabel(vkqc_dtype d) {
+  switch (d) {
+    case VKQC_F16: return "f16";
+    case VKQC_I8: return "i8";
+    case VKQC_U8: return "u8";
+    case VKQC_I32: return "i32";
+    default: return "f32";
+  }
+}
+
+std::vector<float> RandomInput(size_t n, uint32_t seed);
+
+// Random input bytes of a dtype: normal floats (f32, f16), uniform codes (i8, u8), int32 codes
+// spread over +-2^20.
+std::vector<uint8_t> RandomBytes(size_t n, vkqc_dtype d, uint32_t seed) {
+  std::vector<float> v = RandomInput(n, seed);
+  std::vector<uint8_t> b(n * ElemBytes(d));
+  for (size_t i = 0; i < n; ++i) {
+    if (d == VKQC_F32) {
+      std::memcpy(b.data() + 4 * i, &v[i], 4);
+    } else if (d == VKQC_F16) {
+      const uint16_t h = std::bit_cast<uint16_t>(static_cast<_Float16>(v[i]));
+      std::memcpy(b.data() + 2 * i, &h, 2);
+    } else if (d == VKQC_I32) {
+      const int32_t x = int32_t(std::lround(v[i] * 300000.0f));
+      std::memcpy(b.data() + 4 * i, &x, 4);
+    } else {
+      b[i] = uint8_t(int(std::lround(v[i] * 40.0f)) & 0xFF);
+    }
+  }
+  return b;
+}
+
 std::vector<float> RandomInput(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.0f, 1.0f);
@@ -361,29 +411,37 @@ Result<std::vector<float>> GpuValue(Runtime& rt, uint32_t prog, const ir::Graph&
   if (in != inputs.end()) return in->second;
   const int64_t elems = ten.NumElements(tokens);
   const bool i8 = ten.dtype == ir::DType::I8;
+  const size_t eb = size_t(ir::DTypeBits(ten.dtype) / 8);
+  auto decode = [&](const uint8_t* p) -> float {
+    if (i8) return float(int8_t(*p));
+    if (ten.dtype == ir::DType::F16) return float(std::bit_cast<_Float16>(uint16_t(p[0] | (p[1] << 8))));
+    if (ten.dtype == ir::DType::I32) {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      return float(x);
+    }
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  };
   for (size_t o = 0; o < g.outputs.size(); ++o)
     if (g.outputs[o] == t) {
-      std::vector<uint8_t> bytes(size_t(elems) * (i8 ? 1 : 4));
+      std::vector<uint8_t> bytes(size_t(elems) * eb);
       if (vkqc_model_read_output(rt.model, prog, uint32_t(o), bytes.data(), bytes.size()) != VKQC_OK)
         return UserError(vkqc_last_error());
       std::vector<float> v(static_cast<size_t>(elems));
-      for (int64_t j = 0; j < elems; ++j) {
-        if (i8) v[j] = float(int8_t(bytes[j]));
-        else std::memcpy(&v[j], bytes.data() + 4 * j, 4);
-      }
+      for (int64_t j = 0; j < elems; ++j) v[j] = decode(bytes.data() + eb * j);
       return v;
     }
-  const int64_t last = ten.shape.back(), rows = elems / last;
-  const size_t row_bytes = i8 ? size_t(linear::PackedK4(last)) * 4 : size_t(last) * 4;
+  // Arena tensors: int8 as packed rows; others dense (f16 rounded up to whole words).
+  const int64_t last = i8 ? ten.shape.back() : elems, rows = elems / last;
+  const size_t row_bytes = i8 ? size_t(linear::PackedK4(last)) * 4 : (size_t(last) * eb + 3) / 4 * 4;
   std::vector<uint8_t> bytes(size_t(rows) * row_bytes);
   if (vkqc_model_read_intermediate(rt.model, prog, ten.name.c_str(), bytes.data(), bytes.size()) != VKQC_OK)
     return UserError(std::string(vkqc_last_error()) + " (compile with --keep-intermediates for --per-op)");
   std::vector<float> v(static_cast<size_t>(elems));
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < last; ++c) {
-      if (i8) v[r * last + c] = float(int8_t(bytes[r * row_bytes + c]));
-      else std::memcpy(&v[r * last + c], bytes.data() + r * row_bytes + 4 * c, 4);
-    }
+    for (int64_t c = 0; c < last; ++c) v[r * last + c] = decode(bytes.data() + r * row_bytes + eb * c);
   return v;
 }
 
@@ -479,24 +537,40 @@ Status CmdRun(const Args& a) {
     files[it->second.substr(0, eq)] = it->second.substr(eq + 1);
   }
   std::map<std::string, std::vector<float>> inputs;
+  std::map<std::string, std::vector<int32_t>> int32_inputs;
   const uint32_t nin = vkqc_model_input_count(rt.model, prog);
   for (uint32_t i = 0; i < nin; ++i) {
     vkqc_tensor_info info;
     (void)vkqc_model_input_info(rt.model, prog, i, &info);
+    const size_t elems = info.size_bytes / ElemBytes(info.dtype);
+    std::vector<uint8_t> bytes;
     std::vector<float> v;
     auto f = files.find(info.name);
     if (f != files.end()) {
       VKQC_ASSIGN_OR_RETURN(NpyArray arr, ReadNpy(f->second));
-      if (uint64_t(arr.NumElements()) * 4 != info.size_bytes)
-        return UserError(f->second + ": input '" + info.name + "' needs " + std::to_string(info.size_bytes / 4) +
+      if (uint64_t(arr.NumElements()) != elems)
+        return UserError(f->second + ": input '" + info.name + "' needs " + std::to_string(elems) +
                          " elements, the file has " + std::to_string(arr.NumElements()));
-      v = NpyToFloats(arr);
+      if (arr.descr != NpyDescr(info.dtype))
+        return UserError(f->second + ": input '" + info.name + "' is " + DTypeLabel(info.dtype) + " (npy '" +
+                         NpyDescr(info.dtype) + "'), the file holds '" + arr.descr + "'");
+      bytes = arr.data;
       files.erase(f);
     } else {
-      v = RandomInput(info.size_bytes / 4, seed + i);
-      std::printf("input %s: random normal values (seed %u)\n", info.name, seed + i);
+      bytes = RandomBytes(elems, info.dtype, seed + i);
+      std::printf("input %s: random %s values (seed %u)\n", info.name, DTypeLabel(info.dtype), seed + i);
     }
-    if (vkqc_model_write_input(rt.model, prog, i, v.data(), v.size() * 4) != VKQC_OK) return UserError(vkqc_last_error());
+    NpyArray view;
+    view.descr = NpyDescr(info.dtype);
+    view.shape = {int64_t(elems)};
+    view.data = bytes;
+    v = NpyToFloats(view);
+    if (info.dtype == VKQC_I32) {
+      std::vector<int32_t> iv(elems);
+      std::memcpy(iv.data(), bytes.data(), elems * 4);
+      int32_inputs[info.name] = std::move(iv);
+    }
+    if (vkqc_model_write_input(rt.model, prog, i, bytes.data(), bytes.size()) != VKQC_OK) return UserError(vkqc_last_error());
     inputs[info.name] = std::move(v);
   }
   if (!files.empty()) return UserError("--input names no input of the model: '" + files.begin()->first + "'");
@@ -514,20 +588,29 @@ Status CmdRun(const Args& a) {
   std::printf("\n");
 
   std::map<std::string, std::vector<float>> outputs;
+  std::map<std::string, std::vector<int32_t>> int32_outputs;
   std::map<std::string, std::vector<int64_t>> shapes;
   for (uint32_t i = 0; i < vkqc_model_output_count(rt.model, prog); ++i) {
     vkqc_tensor_info info;
     (void)vkqc_model_output_info(rt.model, prog, i, &info);
-    std::vector<float> v(info.size_bytes / 4);
-    if (vkqc_model_read_output(rt.model, prog, i, v.data(), info.size_bytes) != VKQC_OK) return UserError(vkqc_last_error());
-    std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+    NpyArray arr;
+    arr.descr = NpyDescr(info.dtype);
+    arr.shape.assign(info.shape, info.shape + info.rank);
+    arr.data.resize(info.size_bytes);
+    if (vkqc_model_read_output(rt.model, prog, i, arr.data.data(), arr.data.size()) != VKQC_OK)
+      return UserError(vkqc_last_error());
     if (!outdir.empty()) {
       const std::string path = outdir + "/" + info.name + ".npy";
-      VKQC_TRY(WriteNpy(path, NpyFromFloats(v, shape)));
+      VKQC_TRY(WriteNpy(path, arr));
       std::printf("output %s -> %s\n", info.name, path.c_str());
     }
-    outputs[info.name] = std::move(v);
-    shapes[info.name] = shape;
+    if (info.dtype == VKQC_I32) {
+      std::vector<int32_t> iv(arr.data.size() / 4);
+      std::memcpy(iv.data(), arr.data.data(), arr.data.size());
+      int32_outputs[info.name] = std::move(iv);
+    }
+    outputs[info.name] = NpyToFloats(arr);
+    shapes[info.name] = arr.shape;
   }
   if (!rt.validation.empty())
     return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
@@ -565,7 +648,9 @@ Status CmdRun(const Args& a) {
       tol = 2e-3;
       std::printf("tolerance 2e-3: integer-path layers quantize activations computed on the GPU\n");
     }
-    VKQC_ASSIGN_OR_RETURN(auto expect, ref::RunGraph(g, inputs, ro));
+    ro.int32_inputs = int32_inputs;
+    VKQC_ASSIGN_OR_RETURN(ref::GraphResult expect_all, ref::RunGraphDetailed(g, inputs, ro));
+    const auto& expect = expect_all.outputs;
     bool pass = true;
     const bool per_op = a.Has("--per-op");
     if (per_op) {
@@ -591,6 +676,14 @@ Status CmdRun(const Args& a) {
       }
       const double rel = max_ref > 0 ? max_abs / max_ref : max_abs;
       bool ok = finite && rel <= tol;
+      if (auto iw = expect_all.int32_outputs.find(name); iw != expect_all.int32_outputs.end()) {
+        int64_t worst = 0;  // int32 outputs: the integer codes, exactly
+        const auto& got = int32_outputs[name];
+        for (size_t i = 0; i < iw->second.size() && i < got.size(); ++i)
+          worst = std::max<int64_t>(worst, std::abs(int64_t(got[i]) - iw->second[i]));
+        ok = got.size() == iw->second.size() && worst <= 1;
+        std::printf("output %s: int32 codes at most %lld from the reference\n", name.c_str(), (long long)worst);
+      }
       if (per_op && shapes[name].size() >= 1) {
         const size_t cls = size_t(shapes[name].back()), rows = want.size() / std::max<size_t>(cls, 1);
         size_t same = 0;

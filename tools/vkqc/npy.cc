@@ -1,5 +1,6 @@
 #include "tools/vkqc/npy.h"
 
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -15,6 +16,7 @@ int64_t NpyArray::NumElements() const {
 
 static int ElemSize(const std::string& d) {
   if (d == "<f4" || d == "<i4") return 4;
+  if (d == "<f2") return 2;
   if (d == "|i1" || d == "|u1" || d == "<i1" || d == "<u1") return 1;
   return 0;
 }
@@ -44,7 +46,7 @@ Result<NpyArray> ReadNpy(const std::string& path) {
   a.descr = m[1];
   if (a.descr == "<i1") a.descr = "|i1";
   if (a.descr == "<u1") a.descr = "|u1";
-  if (!ElemSize(a.descr)) return UserError(path + ": unsupported dtype '" + a.descr + "' (use float32, int8, uint8 or int32)");
+  if (!ElemSize(a.descr)) return UserError(path + ": unsupported dtype '" + a.descr + "' (use float32, float16, int8, uint8 or int32)");
   if (std::regex_search(h, m, std::regex("'fortran_order':\\s*True"))) return UserError(path + ": Fortran order is not supported");
   if (!std::regex_search(h, m, std::regex("'shape':\\s*\\(([^)]*)\\)"))) return UserError(path + ": header has no shape");
   const std::string dims = m[1];
@@ -95,6 +97,7 @@ std::vector<float> NpyToFloats(const NpyArray& a) {
     if (a.descr == "<f4") std::memcpy(&v[i], a.data.data() + 4 * i, 4);
     else if (a.descr == "<i4") { int32_t x; std::memcpy(&x, a.data.data() + 4 * i, 4); v[i] = float(x); }
     else if (a.descr == "|i1") v[i] = float(int8_t(a.data[i]));
+    else if (a.descr == "<f2") { uint16_t h; std::memcpy(&h, a.data.data() + 2 * i, 2); v[i] = float(std::bit_cast<_Float16>(h)); }
     else v[i] = float(a.data[i]);
   }
   return v;

@@ -130,6 +130,43 @@ linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, fl
   return d;
 }
 
+std::vector<uint8_t> PackConvertParams(const ir::Quant& q) {
+  const size_t ch = q.scales.size();
+  std::vector<uint8_t> region(ch * 12);
+  for (size_t c = 0; c < ch; ++c) {
+    const float s = q.scales[c], inv = 1.0f / s;  // DESIGN 4: inv_scale computed once in fp32
+    const int32_t zp = q.zero_points.empty() ? 0 : q.zero_points[c];
+    std::memcpy(region.data() + c * 4, &s, 4);
+    std::memcpy(region.data() + (ch + c) * 4, &inv, 4);
+    std::memcpy(region.data() + (2 * ch + c) * 4, &zp, 4);
+  }
+  return region;
+}
+
+linear::DispatchParams ConvertDispatch(ir::DType src, ir::DType dst, int64_t count, int64_t k, int64_t inner,
+                                       int64_t channels, bool row_params, const TargetProfile& p) {
+  auto tag = [](ir::DType t) -> std::string {
+    switch (t) {
+      case ir::DType::F16: return "F16";
+      case ir::DType::I8: return "I8";
+      case ir::DType::I32: return "I32";
+      default: return "F32";
+    }
+  };
+  linear::DispatchParams d;
+  d.shader = {"convert.comp", {"VKQC_SRC_" + tag(src), "VKQC_DST_" + tag(dst)}};
+  if (row_params) d.shader.defines.push_back("VKQC_ROW_PARAMS");
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  d.spec = {{0, d.local_size[0]}, {1, uint32_t(count)}, {2, uint32_t(k)}, {3, linear::PackedK4(k)},
+            {4, uint32_t(inner)}, {5, uint32_t(channels)}};
+  uint64_t words = uint64_t(count);
+  if (dst == ir::DType::I8) words = uint64_t(count / k) * linear::PackedK4(k);
+  else if (dst == ir::DType::F16) words = (uint64_t(count) + 1) / 2;
+  Grid(words, p, d);
+  return d;
+}
+
 linear::DispatchParams AddDispatch(int64_t rows, int64_t c, bool int8, const AddParams& a, const TargetProfile& p) {
   linear::DispatchParams d;
   d.shader = {"add.comp", {}};

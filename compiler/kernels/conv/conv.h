@@ -3,6 +3,8 @@
 // depthwise kernel. Also the dequantize dispatch for int8 tensors.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "compiler/kernels/linear/linear.h"
@@ -21,6 +23,22 @@ struct ConvGeometry {
     return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && pb == 0 && pr == 0;
   }
 };
+
+// How a convolution runs. Pointwise (1x1, stride 1, no padding): the input rows are the GEMM
+// rows. Im2col: packed columns, then the linear GEMM/GEMV. Direct: conv_direct_i8 (any groups).
+// Depthwise: dwconv_i8.
+enum class ConvAlgo { Pointwise, Im2col, Direct, Depthwise };
+const char* ConvAlgoName(ConvAlgo a);
+struct ConvSelectOptions {
+  std::optional<ConvAlgo> force;  // Im2col or Direct; applies to dense non-pointwise convolutions
+};
+struct ConvChoice {
+  ConvAlgo algo = ConvAlgo::Im2col;
+  std::string reason;  // for `vkqc inspect`; im2col/pointwise reasons end in "; " (GEMM's follows)
+};
+// The per-profile rule (TargetProfile::conv_im2col_*); pure function of its arguments.
+ConvChoice SelectConv(const ConvGeometry& g, int64_t cout, int64_t groups, const TargetProfile& p,
+                      const ConvSelectOptions& o);
 
 // Packed input [N*H*W][PackedK4(C)] words -> packed columns [rows][PackedK4(K)] words.
 linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t input_zero_point, const TargetProfile& p);
@@ -51,6 +69,13 @@ linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64
 // int8 [M][K] (packed) -> f32: per tensor (scale, zp) or per row (row_params binding).
 linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, float scale, int32_t zero_point,
                                           const TargetProfile& p);
+
+// quantize/dequantize through convert.comp: dense f32/f16 <-> int8 packed rows [count/k][PackedK4(k)]
+// or dense int32, with per-tensor (channels 1) or per-channel parameters (element e uses channel
+// (e / inner) % channels) from a constants region (PackConvertParams), or per-row parameters.
+std::vector<uint8_t> PackConvertParams(const ir::Quant& q);
+linear::DispatchParams ConvertDispatch(ir::DType src, ir::DType dst, int64_t count, int64_t k, int64_t inner,
+                                       int64_t channels, bool row_params, const TargetProfile& p);
 
 // Elementwise add of [rows][c] tensors: int8 (per-tensor parameters each, q8to output) or f32.
 struct AddParams {

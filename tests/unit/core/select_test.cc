@@ -2,6 +2,7 @@
 // (op, shapes, profile, options) with golden tests).
 #include <gtest/gtest.h>
 
+#include "compiler/kernels/conv/conv.h"
 #include "compiler/kernels/linear/linear.h"
 
 namespace vkqc::linear {
@@ -129,3 +130,64 @@ TEST(Select, LongReductionsFallBackToDequant) {
 
 }  // namespace
 }  // namespace vkqc::linear
+
+namespace vkqc::conv {
+namespace {
+
+ConvGeometry Geo(int64_t c, int64_t hw, int64_t k, int64_t stride) {
+  ConvGeometry g;
+  g.h = g.w = hw;
+  g.c = c;
+  g.kh = g.kw = k;
+  g.sh = g.sw = stride;
+  g.pt = g.pl = g.pb = g.pr = k / 2;
+  g.oh = g.ow = (hw + 2 * (k / 2) - k) / stride + 1;
+  return g;
+}
+
+// The im2col-vs-direct rule per built-in profile: Adreno keeps narrow convolutions over large
+// maps direct (ET-VK's measurements); every other built-in always uses im2col.
+TEST(SelectConvGolden, PerProfileRule) {
+  struct Case {
+    int64_t c, hw, k, stride, groups, cout;
+    ConvAlgo adreno, others;
+  };
+  const Case cases[] = {
+      {16, 112, 3, 1, 1, 16, ConvAlgo::Direct, ConvAlgo::Im2col},     // narrow, 12544 px
+      {32, 112, 3, 1, 1, 32, ConvAlgo::Im2col, ConvAlgo::Im2col},     // Cin >= 32
+      {3, 224, 3, 2, 1, 32, ConvAlgo::Direct, ConvAlgo::Im2col},      // the stem: 12544 px
+      {16, 64, 3, 1, 1, 16, ConvAlgo::Im2col, ConvAlgo::Im2col},      // 4096 px
+      {16, 56, 1, 1, 1, 24, ConvAlgo::Pointwise, ConvAlgo::Pointwise},
+      {16, 56, 1, 2, 1, 24, ConvAlgo::Direct, ConvAlgo::Im2col},      // 1x1 stride 2 is not pointwise
+      {32, 56, 3, 1, 32, 32, ConvAlgo::Depthwise, ConvAlgo::Depthwise},
+      {32, 56, 3, 1, 2, 32, ConvAlgo::Direct, ConvAlgo::Direct},      // grouped
+  };
+  for (const char* name : {"lavapipe", "android-baseline-2022", "android-16", "adreno-7xx", "mali-valhall",
+                           "nvidia-hopper", "nvidia-ada", "amd-rdna3", "intel-arc", "apple-moltenvk"}) {
+    auto p = LoadProfile(name);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    for (const Case& c : cases) {
+      const ConvChoice got = SelectConv(Geo(c.c, c.hw, c.k, c.stride), c.cout, c.groups, *p, {});
+      const ConvAlgo want = std::string(name) == "adreno-7xx" ? c.adreno : c.others;
+      EXPECT_EQ(ConvAlgoName(got.algo), std::string(ConvAlgoName(want)))
+          << name << " Cin=" << c.c << " " << c.hw << "x" << c.hw << " k" << c.k << " s" << c.stride << " groups "
+          << c.groups << ": " << got.reason;
+      EXPECT_FALSE(got.reason.empty());
+    }
+  }
+  // Forcing applies to dense non-pointwise convolutions only.
+  auto p = LoadProfile("nvidia-hopper");
+  ASSERT_TRUE(p.ok());
+  ConvSelectOptions o;
+  o.force = ConvAlgo::Direct;
+  EXPECT_EQ(SelectConv(Geo(64, 28, 3, 1), 64, 1, *p, o).algo, ConvAlgo::Direct);
+  EXPECT_EQ(SelectConv(Geo(64, 28, 1, 1), 64, 1, *p, o).algo, ConvAlgo::Pointwise);
+  EXPECT_EQ(SelectConv(Geo(64, 28, 3, 1), 64, 64, *p, o).algo, ConvAlgo::Depthwise);
+  o.force = ConvAlgo::Im2col;
+  auto a = LoadProfile("adreno-7xx");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(SelectConv(Geo(16, 112, 3, 1), 16, 1, *a, o).algo, ConvAlgo::Im2col);
+}
+
+}  // namespace
+}  // namespace vkqc::conv

@@ -55,7 +55,7 @@ std::string ParseError(const std::string& doc, const std::string& sidecar = "", 
 
 // Every field of TargetProfile. If this fails, TargetProfile changed: update ExpectSame and
 // WriteProfileJson/ParseProfileJson for the new field.
-static_assert(sizeof(TargetProfile) == 272, "TargetProfile changed: update ExpectSame and the (de)serializer");
+static_assert(sizeof(TargetProfile) == 280, "TargetProfile changed: update ExpectSame and the (de)serializer");
 
 void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
   EXPECT_EQ(a.name, b.name);
@@ -102,6 +102,8 @@ void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
   }
   EXPECT_EQ(a.quirks, b.quirks);
   EXPECT_EQ(a.gemv_max_m, b.gemv_max_m);
+  EXPECT_EQ(a.conv_im2col_min_channels, b.conv_im2col_min_channels);
+  EXPECT_EQ(a.conv_im2col_max_pixels, b.conv_im2col_max_pixels);
 }
 
 // ---- built-ins ------------------------------------------------------------------------------
@@ -386,13 +388,16 @@ TEST(ProfileParse, SelectsProfileByNameOrSidecarOrFirst) {
 TEST(ProfileParse, SidecarFields) {
   std::string doc = MakeDoc({{"b", Json::object()}}, {"b"});
   const char* side = R"({"$comment": "x", "name": "mine", "source": "measured", "tuned_subgroup_size": 16,
-    "gemv_max_m": 4, "quirks": ["q1", "q2"],
+    "gemv_max_m": 4, "quirks": ["q1", "q2"], "conv_im2col_min_channels": 32, "conv_im2col_max_pixels": 4096,
     "coopmat_shapes": [{"m": 16, "n": 16, "k": 32, "a": "sint8", "b": "sint8", "c": "sint32", "result": "sint32"}]})";
   TargetProfile p = MustParse(doc, side);
   EXPECT_EQ(p.name, "mine");
   EXPECT_EQ(p.source, "measured");
   EXPECT_EQ(p.tuned_subgroup_size, 16u);
   EXPECT_EQ(p.gemv_max_m, 4u);
+  EXPECT_EQ(p.conv_im2col_min_channels, 32u);
+  EXPECT_EQ(p.conv_im2col_max_pixels, 4096u);
+  EXPECT_NE(ParseError(doc, R"({"conv_im2col_max_pixels": -1})").find("conv_im2col_max_pixels"), std::string::npos);
   EXPECT_EQ(p.quirks, (std::vector<std::string>{"q1", "q2"}));
   ASSERT_EQ(p.coopmat_shapes.size(), 1u);
   EXPECT_EQ(p.coopmat_shapes[0].k, 32u);
@@ -464,6 +469,8 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
                       {16, 16, 32, "uint8", "uint8", "uint32", "uint32"}};
   p.quirks = {"quirk_b", "quirk_a"};
   p.gemv_max_m = 7;
+  p.conv_im2col_min_channels = 24;
+  p.conv_im2col_max_pixels = 1000;
   ProfileFiles files = WriteProfileJson(p);
   Result<TargetProfile> back = ParseProfileJson(files.profile_json, files.sidecar_json, "written.json");
   ASSERT_TRUE(back.ok()) << back.error().message;

@@ -1,0 +1,64 @@
+// Selection for int8 convolutions (DESIGN 5): pure function of (geometry, groups, profile,
+// options). Golden-tested per built-in profile in tests/unit/core/select_test.cc.
+#include <sstream>
+
+#include "compiler/kernels/conv/conv.h"
+
+namespace vkqc::conv {
+
+const char* ConvAlgoName(ConvAlgo a) {
+  switch (a) {
+    case ConvAlgo::Pointwise: return "pointwise";
+    case ConvAlgo::Im2col: return "im2col";
+    case ConvAlgo::Direct: return "direct";
+    case ConvAlgo::Depthwise: return "depthwise";
+  }
+  return "?";
+}
+
+ConvChoice SelectConv(const ConvGeometry& g, int64_t cout, int64_t groups, const TargetProfile& p,
+                      const ConvSelectOptions& o) {
+  ConvChoice c;
+  if (groups > 1 && groups == g.c && groups == cout) {
+    c.algo = ConvAlgo::Depthwise;
+    c.reason = "depthwise: direct kernel, int32 accumulation per channel";
+    return c;
+  }
+  if (groups != 1) {
+    c.algo = ConvAlgo::Direct;
+    c.reason = "groups=" + std::to_string(groups) + ": direct kernel, int32 accumulation (grouped im2col is not "
+               "implemented)";
+    return c;
+  }
+  if (g.pointwise()) {
+    c.algo = ConvAlgo::Pointwise;
+    c.reason = "1x1 stride 1: the input rows are the GEMM rows; ";
+    return c;
+  }
+  if (o.force) {
+    c.algo = *o.force == ConvAlgo::Direct ? ConvAlgo::Direct : ConvAlgo::Im2col;
+    c.reason = std::string("convolution algorithm forced to ") + ConvAlgoName(c.algo) +
+               (c.algo == ConvAlgo::Direct ? ": direct kernel, int32 accumulation" : "; ");
+    return c;
+  }
+  const uint64_t pixels = uint64_t(g.oh) * uint64_t(g.ow);
+  const uint32_t min_c = p.conv_im2col_min_channels, max_px = p.conv_im2col_max_pixels;
+  if (min_c == 0 && max_px == 0) {
+    c.algo = ConvAlgo::Im2col;
+    c.reason = "im2col into packed int8 rows, then GEMM (target '" + p.name + "' always prefers im2col); ";
+    return c;
+  }
+  std::ostringstream why;
+  why << "target '" << p.name << "' uses im2col when Cin >= " << min_c << " or OH*OW <= " << max_px << "; Cin="
+      << g.c << ", OH*OW=" << pixels;
+  if ((min_c != 0 && uint64_t(g.c) >= min_c) || (max_px != 0 && pixels <= max_px)) {
+    c.algo = ConvAlgo::Im2col;
+    c.reason = why.str() + ": im2col into packed int8 rows, then GEMM; ";
+  } else {
+    c.algo = ConvAlgo::Direct;
+    c.reason = why.str() + ": direct kernel, int32 accumulation";
+  }
+  return c;
+}
+
+}  // namespace vkqc::conv
