@@ -7,6 +7,7 @@
 // Parameters: binding 1, words [CH] scale, [CH] inv_scale, [CH] zero point; or, with
 // VKQC_ROW_PARAMS (dequantize of a per-token int8 tensor), the {scale, zp} of each row.
 // Source: VKQC_SRC_F32 | VKQC_SRC_F16 | VKQC_SRC_I8 | VKQC_SRC_I32; destination VKQC_DST_*.
+// VKQC_REQUANT (VKQC_SRC_I8, VKQC_DST_I8, per tensor): requantize int8 to other parameters.
 // One invocation writes one destination word: 4 int8 values of a row, 2 halves, or 1 value.
 #include "common.glslh"
 
@@ -69,7 +70,13 @@ int load(uint e) {
 #if defined(VKQC_DST_I8) || defined(VKQC_DST_I32)
 // quantize one element
 uint convert(uint e) {
+#ifdef VKQC_REQUANT
+  // int8 -> int8: the source's real value as dequantize computes it (its {scale, inv, zp} follow
+  // the destination's parameters), then quantized.
+  precise float x = uintBitsToFloat(prm[3u * CH]) * float(load(e) - int(prm[3u * CH + 2u]));
+#else
   const float x = load(e);
+#endif
 #ifdef VKQC_DST_I8
   return quantize_byte(x, inv_scale_of(e), zero_point_of(e));
 #else

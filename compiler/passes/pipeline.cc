@@ -9,6 +9,7 @@
 #include "compiler/graph/verify.h"
 #include "compiler/kernels/conv/conv.h"
 #include "compiler/kernels/elementwise/elementwise.h"
+#include "compiler/passes/fold_quant.h"
 #include "compiler/plan/planner.h"
 #include "compiler/shaderlib/shaderlib.h"
 
@@ -54,11 +55,12 @@ struct DSpec {
 class Compiler {
  public:
   Compiler(const ir::Graph& g, const TargetProfile& p, const CompileOptions& o)
-      : g_(g), p_(p), o_(o),
+      : gm_(g), g_(gm_), p_(p), o_(o),
         align_(std::max<uint32_t>(256, p.min_storage_buffer_offset_alignment)) {}
 
   Result<std::vector<uint8_t>> Run(uint64_t graph_hash) {
     VKQC_TRY(VerifyGraph(g_, "graph"));
+    fold_ = FoldQuantization(gm_);
     std::vector<int64_t> tokens = o_.tokens;
     if (g_.HasSymbolicDim()) {
       if (tokens.empty())
@@ -103,6 +105,10 @@ class Compiler {
         const ir::Tensor& it = g_.tensors[op.type == ir::OpType::Quantize ? op.outputs[0] : op.inputs[0]];
         if (it.quant->scheme == ir::Scheme::DQ8CA) continue;  // per-row parameters live in the arena
         std::vector<uint8_t> region = conv::PackConvertParams(*it.quant);
+        if (const int src = fold_.requant_source[i]; src >= 0) {  // + the source's {scale, inv, zp}
+          const std::vector<uint8_t> in = conv::PackConvertParams(*g_.tensors[src].quant);
+          region.insert(region.end(), in.begin(), in.end());
+        }
         Append(consts_[i], region);
         continue;
       }
@@ -179,6 +185,8 @@ class Compiler {
   // per-channel parameters. The f32 <-> int8 per-tensor and per-token ones keep their kernels.
   bool NeedsConvert(const ir::Op& op) const {
     if (op.type != ir::OpType::Quantize && op.type != ir::OpType::Dequantize) return false;
+    if (!fold_.folded[&op - g_.ops.data()].empty()) return false;
+    if (fold_.requant_source[&op - g_.ops.data()] >= 0) return true;
     const ir::Tensor& in = g_.tensors[op.inputs[0]];
     const ir::Tensor& out = g_.tensors[op.outputs[0]];
     const ir::Tensor& it = op.type == ir::OpType::Quantize ? out : in;
@@ -361,16 +369,17 @@ class Compiler {
       }
     }
     std::map<int, int> row_params_vb;  // per-token int8 tensors: their [rows] x {scale, zp}
-    for (const ir::Op& op : g_.ops)
-      for (int t : op.outputs) {
+    for (size_t oi = 0; oi < g_.ops.size(); ++oi)
+      for (int t : g_.ops[oi].outputs) {
+        if (!fold_.folded[oi].empty()) continue;
         if (!tensor_vb.count(t)) tensor_vb[t] = add_vb(SliceKind::Arena, 0, DeviceBytes(t, tokens), g_.tensors[t].name);
         const ir::Tensor& ten = g_.tensors[t];
         if (ten.dtype == ir::DType::I8 && ten.quant && ten.quant->scheme == ir::Scheme::DQ8CA)
           row_params_vb[t] = add_vb(SliceKind::Arena, 0, uint64_t(ten.NumElements(tokens) / ten.shape.back()) * 8,
                                     ten.name + ".params");
       }
-    auto rd = [&](int t) { return Bind{tensor_vb.at(t), 0, 0, false}; };
-    auto wr = [&](int t) { return Bind{tensor_vb.at(t), 0, 0, true}; };
+    auto rd = [&](int t) { return Bind{tensor_vb.at(fold_.alias[t]), 0, 0, false}; };
+    auto wr = [&](int t) { return Bind{tensor_vb.at(fold_.alias[t]), 0, 0, true}; };
 
     // int8 graph inputs/outputs: dense bytes <-> packed rows, each its own layer.
     auto repack = [&](const Repack& r, bool to_packed) {
@@ -413,6 +422,23 @@ class Compiler {
       const ir::Op& op = g_.ops[i];
       const uint32_t l = layer(op.name, ir::OpTypeName(op.type), int32_t(i));
       PlanLayer& pl = prog.layers[l];
+      if (!fold_.folded[i].empty()) {
+        pl.variant = "folded";
+        pl.reason = fold_.folded[i];
+        continue;
+      }
+      if (const int src = fold_.requant_source[i]; src >= 0) {
+        const ir::Tensor& out = g_.tensors[op.outputs[0]];
+        const int64_t count = out.NumElements(tokens), k = out.shape.back();
+        dispatch(conv::ConvertDispatch(ir::DType::I8, ir::DType::I8, count, k, 1, 1, false, p_),
+                 {rd(src), {-1, consts_[i].offset, consts_[i].size, false}, wr(op.outputs[0])}, l);
+        pl.variant = "requantize_i8_i8";
+        pl.reason = "q' = clamp(roundEven(s_in * (q - zp_in) * inv_scale) + zp), replaces a dequantize -> quantize "
+                    "pair; remains: " + fold_.remains[i];
+        pl.detail = std::to_string(count) + " values";
+        pl.integer_path = true;
+        continue;
+      }
       if (op.type == ir::OpType::Mul || op.type == ir::OpType::Silu) {
         const uint64_t count = uint64_t(g_.tensors[op.outputs[0]].NumElements(tokens));
         std::vector<Bind> binds{rd(op.inputs[0])};
@@ -444,6 +470,7 @@ class Compiler {
                      (per_row ? "per_token" : per_channel ? "per_channel" : "per_tensor");
         pl.reason = quant ? "q = clamp(roundEven(x * inv_scale) + zp)" : "y = scale * (q - zp)";
         if (out.dtype == ir::DType::F16) pl.reason += ", rounded to f16 (nearest even)";
+        pl.reason += "; remains: " + fold_.remains[i];
         pl.detail = std::to_string(count) + " values" +
                     (per_channel ? ", " + std::to_string(channels) + " channels along axis " +
                                        std::to_string(it.quant->axis)
@@ -465,8 +492,9 @@ class Compiler {
         if (scheme == ir::Scheme::DQ8CA) binds.push_back({row_params_vb.at(op.outputs[0]), 0, 0, true});
         dispatch(linear::QuantizeDispatch(scheme, m, k, scale, zp, p_), binds, l);
         pl.variant = scheme == ir::Scheme::DQ8CA ? "quantize_dq8ca" : "quantize_q8ta";
-        pl.reason = scheme == ir::Scheme::DQ8CA ? "per-token scale and zero point computed on the GPU, then int8"
-                                                : "static per-tensor int8";
+        pl.reason = std::string(scheme == ir::Scheme::DQ8CA ? "per-token scale and zero point computed on the GPU, then int8"
+                                                            : "static per-tensor int8") +
+                    "; remains: " + fold_.remains[i];
         pl.detail = std::to_string(m) + " rows of " + std::to_string(k);
         continue;
       }
@@ -480,7 +508,7 @@ class Compiler {
         if (per_row) binds.push_back({row_params_vb.at(op.inputs[0]), 0, 0, false});
         dispatch(conv::DequantizeDispatch(m, k, per_row, scale, zp, p_), binds, l);
         pl.variant = per_row ? "dequantize_i8_per_token" : "dequantize_i8";
-        pl.reason = "int8 -> f32: scale * (q - zp)";
+        pl.reason = "int8 -> f32: scale * (q - zp); remains: " + fold_.remains[i];
         pl.detail = std::to_string(m) + " rows of " + std::to_string(k);
         continue;
       }
@@ -771,7 +799,9 @@ class Compiler {
     return {};
   }
 
-  const ir::Graph& g_;
+  ir::Graph gm_;          // the compiler's copy of the graph, rewritten by FoldQuantization
+  const ir::Graph& g_;    // gm_, read-only
+  FoldPlan fold_;
   const TargetProfile& p_;
   const CompileOptions& o_;
   const uint32_t align_;

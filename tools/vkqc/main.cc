@@ -267,6 +267,27 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
         std::printf("        why: %s\n", l->reason()->c_str());
         std::printf("        %s\n", l->detail()->c_str());
       }
+    // Every dispatch that converts a tensor's representation (float <-> int8, int8 rescaling,
+    // dense <-> packed int8 layout at the graph boundary), and what the fold pass removed.
+    if (pr->layers()) {
+      std::vector<std::string> lines, folded;
+      for (const auto* l : *pr->layers()) {
+        const std::string op = l->op()->str(), variant = l->variant()->str(), reason = l->reason()->str();
+        if (variant == "folded") {
+          folded.push_back(l->name()->str() + " (" + op + "): " + reason);
+        } else if (op == "quantize" || op == "dequantize" || op == "repack" || variant.rfind("requantize", 0) == 0) {
+          const size_t at = reason.find("remains: ");
+          const std::string why = op == "repack" ? "graph I/O is dense int8 bytes; kernels read packed rows"
+                                  : at == std::string::npos ? reason : reason.substr(at + 9);
+          lines.push_back(l->name()->str() + " " + variant + ": " + why);
+        }
+      }
+      std::printf("  conversions remaining: %zu%s\n", lines.size(),
+                  lines.empty() ? " (int8 activations stay packed int8 between ops)" : "");
+      for (const auto& s : lines) std::printf("    %s\n", s.c_str());
+      if (!folded.empty()) std::printf("  folded by the compiler: %zu\n", folded.size());
+      for (const auto& s : folded) std::printf("    %s\n", s.c_str());
+    }
     if (pr->arena_tensors() && pr->arena_tensors()->size()) {
       std::printf("  memory plan (arena %s):\n", Bytes(pr->arena_size()).c_str());
       for (const auto* t : *pr->arena_tensors())

@@ -156,6 +156,7 @@ linear::DispatchParams ConvertDispatch(ir::DType src, ir::DType dst, int64_t cou
   linear::DispatchParams d;
   d.shader = {"convert.comp", {"VKQC_SRC_" + tag(src), "VKQC_DST_" + tag(dst)}};
   if (row_params) d.shader.defines.push_back("VKQC_ROW_PARAMS");
+  if (src == ir::DType::I8 && dst == ir::DType::I8) d.shader.defines.push_back("VKQC_REQUANT");
   d.local_size[0] = Local(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}, {1, uint32_t(count)}, {2, uint32_t(k)}, {3, linear::PackedK4(k)},
