@@ -133,6 +133,7 @@ class Importer {
   Status ParseTensor(const json& j, size_t index);
   Status ParseTensorQuant(const json& j, const std::string& where, ir::Quant& q);
   Status ConvertU8(ir::Tensor& t, const std::string& where) const;
+  bool u8_quant_ = false;  // ParseTensorQuant is reading the quant of a u8 tensor
   Status ImportInt4(ir::Tensor& t, const SafetensorsTensor& w, const std::string& in,
                     const std::string& where) const;
   Status ParseOp(const json& j, size_t index);
@@ -365,8 +366,9 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
       const int64_t zp = z.is_number_unsigned()
                              ? static_cast<int64_t>(std::min<uint64_t>(z.get<uint64_t>(), 1 << 20))
                              : z.get<int64_t>();
-      if (zp < -128 || zp > 255) {  // u8 tensors give [0, 255]; verify checks the final range
-        return Fail(where, "quant zero_point " + z.dump() + " is outside int8 [-128, 127] (or uint8 [0, 255])");
+      if (u8_quant_ ? (zp < 0 || zp > 255) : (zp < -128 || zp > 127)) {
+        return Fail(where, "quant zero_point " + z.dump() + (u8_quant_ ? " is outside uint8 [0, 255]"
+                                                                       : " is outside int8 [-128, 127]"));
       }
       q.zero_points = {static_cast<int32_t>(zp)};
     }
@@ -539,7 +541,9 @@ Status Importer::ParseTensor(const json& j, size_t index) {
 
   if (j.contains("quant")) {
     t.quant.emplace();
+    u8_quant_ = t.dtype == ir::DType::U8;  // u8 tensors give uint8 parameters, converted below
     VKQC_TRY(ParseTensorQuant(j["quant"], where, *t.quant));
+    u8_quant_ = false;
     if (t.dtype == ir::DType::U8) VKQC_TRY(ConvertU8(t, where));
   }
   g_.tensors.push_back(std::move(t));

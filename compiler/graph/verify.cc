@@ -717,6 +717,7 @@ Status CheckAvgPool2d(const OpCtx& c) {
 // The quant of the integer side of a quantize/dequantize: i8 or i32 (zero point 0), per tensor
 // (q8ta/q8to), per channel along `axis` (q8pc) or per token (dq8ca, i8 rank 2 only).
 Status CheckConvertQuant(const OpCtx& c, const std::string& tn, const Tensor& t) {
+  const std::string who = ir::OpTypeName(c.op.type);
   const Graph& g = c.g;
   const Scheme qs = t.quant ? t.quant->scheme : Scheme::None;
   const bool i32 = t.dtype == DType::I32;
@@ -767,7 +768,7 @@ Status CheckConvertQuant(const OpCtx& c, const std::string& tn, const Tensor& t)
   return c.Fail(tn + " is " + ir::DTypeName(t.dtype) + " " +
                 (qs == Scheme::None ? std::string("without quantization")
                                     : std::string("with quant ") + ir::SchemeName(qs)) +
-                "; quantize/dequantize need q8ta/q8to (per tensor), q8pc (per channel along axis)" +
+                "; " + who + " needs q8ta/q8to (per tensor), q8pc (per channel along axis)" +
                 (i32 ? "" : " or dq8ca (per token)") + " to know the scale and zero point");
 }
 
@@ -849,12 +850,15 @@ Status CheckQuantize(const OpCtx& c) {
                   "; per-token (dq8ca) quantize takes rank 2 [M, K] (rows are tokens); "
                   "per-tensor q8ta takes any shape");
   }
-  if (qs == Scheme::DQ8CA && (x.dtype != DType::F32 || q.dtype != DType::I8)) {
-    return c.Fail(qn + ": per-token (dq8ca) quantize takes f32 and writes i8 (got " + ir::DTypeName(x.dtype) + " -> " +
-                  ir::DTypeName(q.dtype) + ")");
-  }
   if (q.dtype != DType::I8 && q.dtype != DType::I32) {
     return c.Fail(qn + " is " + ir::DTypeName(q.dtype) + "; quantize writes i8 (u8 is converted to i8 at import) or i32");
+  }
+  if (qs == Scheme::DQ8CA && x.dtype != DType::F32) {
+    return c.Fail(xn + " is " + ir::DTypeName(x.dtype) + "; per-token (dq8ca) quantize takes f32 (use q8ta or q8pc "
+                  "for other inputs)");
+  }
+  if (qs == Scheme::DQ8CA && q.dtype != DType::I8) {
+    return c.Fail(qn + " is " + ir::DTypeName(q.dtype) + "; per-token (dq8ca) quantize writes i8");
   }
   if (q.shape != x.shape) {
     return c.Fail(qn + " has shape " + Dims(g, q.shape) + " but " + xn + " has shape " +

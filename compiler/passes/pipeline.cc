@@ -737,6 +737,15 @@ class Compiler {
       vbs[req_vb[r]].offset = arena.offsets[r];
       prog.arena_tensors.push_back({reqs[r].name, arena.offsets[r], reqs[r].size, reqs[r].first, reqs[r].last});
     }
+    // Tensors folded onto another one's buffer are readable under their own name too.
+    for (size_t t = 0; t < g_.tensors.size(); ++t) {
+      if (fold_.alias[t] == int(t) || !tensor_vb.count(fold_.alias[t])) continue;
+      const VBuf& v = vbs[tensor_vb.at(fold_.alias[t])];
+      if (v.kind != SliceKind::Arena || v.first == UINT32_MAX) continue;
+      prog.arena_tensors.push_back({g_.tensors[t].name, v.offset, v.size,
+                                    o_.keep_intermediates ? 0 : v.first,
+                                    o_.keep_intermediates ? uint32_t(specs.size()) : v.last});
+    }
 
     std::vector<PlanDispatch> dispatches;
     for (const DSpec& s : specs) {

@@ -57,6 +57,13 @@ g = {"format": "vkqc-graph", "version": 1, "weights": "w.safetensors", "inputs":
               "output_quant": {"scheme": "q8to", "scale": 0.04, "zero_point": 1}},
              {"type": "dequantize", "name": "dequant", "inputs": ["hq"], "outputs": ["y"]}]}
 json.dump(g, open(f"{out}/graph.json", "w"), indent=1)
+# The same chain as exporters write it: fc1's int8 output dequantized and quantized again.
+g["tensors"] += [{"name": "hf", "shape": [7, N1]},
+                 {"name": "h2", "shape": [7, N1], "dtype": "i8", "quant": {"scheme": "q8ta", "scale": 0.05, "zero_point": -100}}]
+g["ops"][2]["inputs"] = ["h2", "w2"]
+g["ops"][2:2] = [{"type": "dequantize", "name": "dq_mid", "inputs": ["h"], "outputs": ["hf"]},
+                 {"type": "quantize", "name": "q_mid", "inputs": ["hf"], "outputs": ["h2"]}]
+json.dump(g, open(f"{out}/graph2.json", "w"), indent=1)
 PY
 C="$WORK/chain/graph.json"
 expect_writes "compile the static chain" "$WORK/chain.vkqb" compile "$C" --target lavapipe --keep-intermediates -o "$WORK/chain.vkqb"
@@ -69,4 +76,20 @@ if grep -Eq "layer fc1 +linear_i8_q8csw_q8to_" "$OUT_FILE" && grep -Eq "layer fc
 else
   fail "chain stays int8" "$(last_run_report)"
 fi
+if out_has "conversions remaining: 2" && out_has "quant quantize_q8ta: the graph input 'x' is float" &&
+   out_has "dequant dequantize_i8: the graph output 'y' is float"; then
+  ok "inspect: the only conversions are at the graph's float input and output"
+else
+  fail "inspect lists the remaining conversions" "$(last_run_report)"
+fi
+C2="$WORK/chain/graph2.json"
+expect_writes "compile the chain with a dequantize/quantize pair" "$WORK/chain2.vkqb" compile "$C2" --target lavapipe --keep-intermediates -o "$WORK/chain2.vkqb"
+vk inspect "$WORK/chain2.vkqb"
+if out_has "conversions remaining: 2" && out_has "folded by the compiler: 2" && grep -Eq "layer dq_mid +folded" "$OUT_FILE"; then
+  ok "the dequantize -> quantize pair is folded away"
+else
+  fail "fold the dequantize -> quantize pair" "$(last_run_report)"
+fi
+vk run "$WORK/chain2.vkqb" --validation --reference "$C2" --per-op
+if [ "$RC" -eq 0 ] && out_has " PASS"; then ok "folded chain matches the reference of the graph as written"; else fail "folded chain vs reference" "$(last_run_report)"; fi
 finish

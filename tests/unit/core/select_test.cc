@@ -158,7 +158,7 @@ TEST(SelectConvGolden, PerProfileRule) {
       {3, 224, 3, 2, 1, 32, ConvAlgo::Direct, ConvAlgo::Im2col},      // the stem: 12544 px
       {16, 64, 3, 1, 1, 16, ConvAlgo::Im2col, ConvAlgo::Im2col},      // 4096 px
       {16, 56, 1, 1, 1, 24, ConvAlgo::Pointwise, ConvAlgo::Pointwise},
-      {16, 56, 1, 2, 1, 24, ConvAlgo::Direct, ConvAlgo::Im2col},      // 1x1 stride 2 is not pointwise
+      {16, 56, 1, 2, 1, 24, ConvAlgo::Im2col, ConvAlgo::Im2col},      // 1x1 stride 2: not pointwise; 784 px
       {32, 56, 3, 1, 32, 32, ConvAlgo::Depthwise, ConvAlgo::Depthwise},
       {32, 56, 3, 1, 2, 32, ConvAlgo::Direct, ConvAlgo::Direct},      // grouped
   };

@@ -101,7 +101,7 @@ TEST_F(ImportQuantizeTest, RejectsOutputWithoutQuantOrWithWeightScheme) {
   EXPECT_TRUE(FailsWith(Import(), {json_path_, kQuantOp, "output 'xq' has no quant"}));
   Tensor("xq")["quant"] = {{"scheme", "q8csw"}, {"scales", {0.1}}};
   EXPECT_TRUE(FailsWith(Import(), {json_path_, kQuantOp, "output 'xq' has quant q8csw",
-                                   "use q8ta (static per tensor) or dq8ca"}));
+                                   "use q8ta (static per tensor), q8pc (static per channel) or dq8ca"}));
 }
 
 TEST_F(ImportQuantizeTest, RejectsQ8taZeroScale) {

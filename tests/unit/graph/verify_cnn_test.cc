@@ -318,7 +318,7 @@ TEST(VerifyCnnTest, Rejects) {
        [](ir::Graph& g) {
          g.ops[kDeq].inputs = {kX};
        },
-       {deq, "input 'x' is f32", "dequantize takes an i8 tensor", "drop the dequantize"}},
+       {deq, "input 'x' is f32", "dequantize takes an i8 or i32 tensor", "drop the dequantize"}},
       {"DequantizeWithoutQuant",
        [](ir::Graph& g) {
          ir::Tensor raw = g.tensors[kPooled];
@@ -331,7 +331,7 @@ TEST(VerifyCnnTest, Rejects) {
        {deq, "input 'raw' is i8 without quantization", "dequantize needs q8ta/q8to"}},
       {"DequantizeShapeMismatch",
        [](ir::Graph& g) { g.tensors[kFeat].shape = {ir::kSymbolicDim, 4}; },
-       {deq, "output 'feat' is f32 [batch, 4]", "must be f32 [batch, 8] like its input 'pooled'"}},
+       {deq, "output 'feat' is f32 [batch, 4]", "must be f32 or f16 [batch, 8] like its input 'pooled'"}},
       {"DequantizeConstant",
        [](ir::Graph& g) { g.ops[kDeq].inputs = {kStemW}; },
        {deq, "input 'stem.weight' is a constant"}},
