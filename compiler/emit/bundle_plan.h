@@ -46,6 +46,7 @@ struct PlanPipeline {
   uint32_t shared_memory_bytes = 0;
   bool int_dot = false;
   bool subgroup_arithmetic = false;
+  bool float16 = false;  // 16-bit float arithmetic (SPIR-V capability Float16)
 };
 
 struct PlanModule {
@@ -92,6 +93,7 @@ struct PlanProgram {
 struct PlanRequirements {
   uint32_t api_version = 0;
   bool shader_integer_dot_product = false;
+  bool shader_float16 = false;
   bool subgroup_arithmetic = false;
   uint32_t required_subgroup_size = 0;
   uint32_t max_compute_shared_memory_size = 0;

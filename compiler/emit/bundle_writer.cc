@@ -48,6 +48,7 @@ PlanRequirements DeriveRequirements(const BundlePlan& plan, uint32_t offset_alig
   for (const auto& p : plan.pipelines) {
     if (p.int_dot) r.shader_integer_dot_product = true;
     if (p.subgroup_arithmetic) r.subgroup_arithmetic = true;
+    if (p.float16) r.shader_float16 = true;
     if (p.required_subgroup_size) r.required_subgroup_size = p.required_subgroup_size;
     if (p.int_dot || p.required_subgroup_size) r.api_version = kVkMakeApi13;
     r.max_compute_shared_memory_size = std::max(r.max_compute_shared_memory_size, p.shared_memory_bytes);
@@ -78,7 +79,7 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
   const std::vector<uint32_t> wgs(rq.max_compute_work_group_size, rq.max_compute_work_group_size + 3);
   const std::vector<uint32_t> wgc(rq.max_compute_work_group_count, rq.max_compute_work_group_count + 3);
   auto req = fbb::CreateRequirements(
-      b, rq.api_version, rq.shader_integer_dot_product, false, false, false, false,
+      b, rq.api_version, rq.shader_integer_dot_product, false, rq.shader_float16, false, false,
       rq.subgroup_arithmetic, rq.required_subgroup_size, rq.max_compute_shared_memory_size,
       rq.max_compute_work_group_invocations, b.CreateVector(wgs), b.CreateVector(wgc),
       uint32_t(std::min<uint64_t>(rq.max_storage_buffer_range, 0xFFFFFFFFull)),

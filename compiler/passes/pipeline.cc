@@ -284,6 +284,7 @@ class Compiler {
     pp.shared_memory_bytes = d.shared_memory_bytes;
     pp.int_dot = r.uses_int_dot;
     pp.subgroup_arithmetic = r.uses_subgroup_arithmetic;
+    pp.float16 = r.uses_float16;
     const uint32_t idx = uint32_t(plan_.pipelines.size());
     plan_.pipelines.push_back(std::move(pp));
     pipeline_index_[key.str()] = idx;
@@ -800,6 +801,7 @@ class Compiler {
     if (r.max_per_stage_descriptor_storage_buffers > p_.max_per_stage_descriptor_storage_buffers)
       bad.push_back("storage buffers per stage");
     if (r.max_push_constants_size > p_.max_push_constants_size) bad.push_back("push constants");
+    if (r.shader_float16 && !p_.shader_float16) bad.push_back("shaderFloat16");
     if (!bad.empty()) {
       std::string s;
       for (const auto& b : bad) s += (s.empty() ? "" : ", ") + b;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -330,7 +331,51 @@ struct Sidecar {
   std::optional<uint32_t> tuned_subgroup_size, gemv_max_m, conv_im2col_min_channels, conv_im2col_max_pixels;
   std::vector<CoopMatShape> coopmat_shapes;
   std::vector<std::string> quirks;
+  Roofline roofline;
 };
+
+constexpr std::pair<const char*, double Roofline::*> kRooflineRates[] = {
+    {"read_gbps", &Roofline::read_gbps},
+    {"int8_dot_tops", &Roofline::int8_dot_tops},
+    {"fp32_tflops", &Roofline::fp32_tflops},
+    {"fp16_tflops", &Roofline::fp16_tflops}};
+constexpr std::pair<const char*, std::string Roofline::*> kRooflineTexts[] = {
+    {"device", &Roofline::device}, {"driver", &Roofline::driver}, {"date", &Roofline::date}};
+
+// "roofline": {"device", "driver", "date": strings; rates: a positive number, or null when not
+// measured}. Every member is optional; unknown members are errors.
+Result<Roofline> ParseRoofline(const Reader& r, const Json& j) {
+  VKQC_TRY(r.Object(j, "\"roofline\""));
+  Roofline out;
+  for (const auto& [key, v] : j.items()) {
+    const std::string w = "roofline." + key;
+    bool known = false;
+    for (const auto& [k, field] : kRooflineTexts)
+      if (key == k) {
+        known = true;
+        VKQC_ASSIGN_OR_RETURN(out.*field, r.String(v, w));
+      }
+    for (const auto& [k, field] : kRooflineRates)
+      if (key == k) {
+        known = true;
+        if (v.is_null()) continue;
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+          return r.Fail(w + " must be a positive number (or null when not measured), got " + Describe(v));
+        out.*field = v.get<double>();
+      }
+    if (!known && (key.empty() || key[0] != '$'))
+      return r.Fail("unknown key \"" + w + "\" (known: device, driver, date, read_gbps, int8_dot_tops, "
+                    "fp32_tflops, fp16_tflops)");
+  }
+  return out;
+}
+
+Json RooflineJson(const Roofline& rl) {
+  Json j = Json::object();
+  for (const auto& [k, field] : kRooflineTexts) j[k] = rl.*field;
+  for (const auto& [k, field] : kRooflineRates) j[k] = rl.*field > 0 ? Json(rl.*field) : Json(nullptr);
+  return j;
+}
 
 Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
   Sidecar sc;
@@ -377,10 +422,12 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
         }
         sc.coopmat_shapes.push_back(std::move(s));
       }
+    } else if (key == "roofline") {
+      VKQC_ASSIGN_OR_RETURN(sc.roofline, ParseRoofline(r, v));
     } else {
       return r.Fail("unknown sidecar key \"" + key +
                     "\" (known: name, profile, source, tuned_subgroup_size, gemv_max_m, conv_im2col_min_channels, "
-                    "conv_im2col_max_pixels, coopmat_shapes, quirks)");
+                    "conv_im2col_max_pixels, coopmat_shapes, quirks, roofline)");
     }
   }
   return sc;
@@ -535,6 +582,7 @@ Result<TargetProfile> Parse(const std::string& json_text, const std::string& sid
   t.conv_im2col_max_pixels = sc.conv_im2col_max_pixels.value_or(0);
   t.coopmat_shapes = std::move(sc.coopmat_shapes);
   t.quirks = std::move(sc.quirks);
+  t.roofline = std::move(sc.roofline);
   return t;
 }
 
@@ -583,6 +631,8 @@ std::string SanitizeName(const std::string& name) {
   for (char ch : name) s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
   return s.empty() ? "unnamed" : s;
 }
+
+std::string Dump(const Json& j) { return j.dump(4, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 }  // namespace
 
@@ -713,8 +763,35 @@ ProfileFiles WriteProfileJson(const TargetProfile& p) {
                {"conv_im2col_max_pixels", p.conv_im2col_max_pixels},
                {"coopmat_shapes", shapes},
                {"quirks", p.quirks}};
-  auto dump = [](const Json& j) { return j.dump(4, ' ', false, Json::error_handler_t::replace) + "\n"; };
-  return {dump(doc), dump(side)};
+  if (p.roofline.Known()) side["roofline"] = RooflineJson(p.roofline);
+  return {Dump(doc), Dump(side)};
+}
+
+Result<Roofline> LoadRoofline(const std::string& name_or_path) {
+  if (!EndsWith(name_or_path, ".vkqc.json")) {
+    VKQC_ASSIGN_OR_RETURN(TargetProfile t, LoadProfile(name_or_path));
+    return t.roofline;
+  }
+  VKQC_ASSIGN_OR_RETURN(std::string text, ReadFile(name_or_path));
+  Reader r(name_or_path);
+  VKQC_ASSIGN_OR_RETURN(Json j, ParseJsonText(text, r));
+  VKQC_ASSIGN_OR_RETURN(Sidecar sc, ParseSidecar(r, j));
+  return sc.roofline;
+}
+
+Result<std::string> SetSidecarRoofline(const std::string& sidecar_json, const std::string& origin,
+                                       const Roofline& rl) {
+  Json j = Json::object();
+  if (!sidecar_json.empty()) {
+    Reader r(origin);
+    VKQC_ASSIGN_OR_RETURN(j, ParseJsonText(sidecar_json, r));
+    if (j.is_object() && (j.contains("profiles") || j.contains("capabilities")))
+      return r.Fail("this is a Vulkan Profiles document, not a vkqc sidecar: write the roofline to its sidecar "
+                    "(the same name ending in .vkqc.json)");
+    VKQC_TRY(ParseSidecar(r, j));
+  }
+  j["roofline"] = RooflineJson(rl);
+  return Dump(j);
 }
 
 }  // namespace vkqc

@@ -16,6 +16,19 @@ struct CoopMatShape {
   std::string a_type, b_type, c_type, result_type;  // "sint8", "float16", "sint32", "float32"
 };
 
+// A device's measured roofline (`vkqc roofline`, stored as the sidecar's "roofline" member).
+// Rates are medians of GPU-timestamped microbenchmarks; 0 = not measured / unknown.
+struct Roofline {
+  std::string device;  // device name as the driver reports it
+  std::string driver;  // driver name, version and info
+  std::string date;    // YYYY-MM-DD (UTC) of the measurement
+  double read_gbps = 0;       // stream read bandwidth, 1e9 bytes/s (16-byte loads)
+  double int8_dot_tops = 0;   // packed 4x8 signed dot with int32 accumulate, 1e12 ops/s (8 per dot)
+  double fp32_tflops = 0;     // fp32 FMA, 1e12 flops/s (2 per FMA)
+  double fp16_tflops = 0;     // fp16 FMA, 1e12 flops/s (2 per FMA)
+  bool Known() const { return read_gbps > 0 || int8_dot_tops > 0 || fp32_tflops > 0 || fp16_tflops > 0; }
+};
+
 struct TargetProfile {
   std::string name;         // profile name (built-in name or the file's profile key)
   std::string label;        // human description
@@ -66,6 +79,8 @@ struct TargetProfile {
   uint32_t conv_im2col_min_channels = 0;
   uint32_t conv_im2col_max_pixels = 0;
 
+  Roofline roofline;  // sidecar "roofline"; unknown unless measured
+
   bool HasExtension(const std::string& ext) const;
 };
 
@@ -93,5 +108,16 @@ struct ProfileFiles {
   std::string sidecar_json;
 };
 ProfileFiles WriteProfileJson(const TargetProfile& p);
+
+// The roofline of a built-in profile name, a profile .json (with its sidecar), or a sidecar
+// file on its own (a path ending in ".vkqc.json", validated like any sidecar). The result may be
+// empty (Roofline::Known() false) when the file has none.
+Result<Roofline> LoadRoofline(const std::string& name_or_path);
+
+// `sidecar_json` with its "roofline" member set to `r`, every other member kept as it was; an
+// empty `sidecar_json` gives a new sidecar holding only the roofline. Text that is not a valid
+// vkqc sidecar (not JSON, a Vulkan Profiles document, an unknown key...) is refused, naming
+// `origin`, so a caller never overwrites a file it does not understand.
+Result<std::string> SetSidecarRoofline(const std::string& sidecar_json, const std::string& origin, const Roofline& r);
 
 }  // namespace vkqc

@@ -72,6 +72,7 @@ Result<ShaderReflection> ReflectSpirv(const std::vector<uint32_t>& spirv) {
     for (auto cap : comp.get_declared_capabilities()) {
       if (cap == spv::CapabilityGroupNonUniformArithmetic) r.uses_subgroup_arithmetic = true;
       if (uint32_t(cap) == 6019) r.uses_int_dot = true;  // DotProduct (KHR)
+      if (cap == spv::CapabilityFloat16) r.uses_float16 = true;
     }
     return r;
   } catch (const std::exception& e) {

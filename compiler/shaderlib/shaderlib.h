@@ -16,6 +16,7 @@ struct ShaderReflection {
   std::vector<uint32_t> spec_constant_ids;        // sorted
   bool uses_subgroup_arithmetic = false;
   bool uses_int_dot = false;
+  bool uses_float16 = false;  // capability Float16: needs the shaderFloat16 feature
 };
 
 struct CompiledShader {

@@ -167,6 +167,7 @@ std::vector<std::string> MissingRequirements(const fbb::Requirements* r, const D
     miss.push_back("Vulkan " + ver(r->api_version()) + " (device has " + ver(c.api_version) + ")");
   if (r->shader_integer_dot_product() && !c.shader_integer_dot_product)
     miss.push_back("feature shaderIntegerDotProduct");
+  if (r->shader_float16() && !c.shader_float16) miss.push_back("feature shaderFloat16 (16-bit float arithmetic)");
   if (r->subgroup_arithmetic() && !c.subgroup_arithmetic_compute)
     miss.push_back("subgroup arithmetic operations in compute shaders");
   if (r->required_subgroup_size()) {

@@ -54,13 +54,23 @@ bool Has(const std::vector<std::string>& v, const char* s) {
 // Features vkqc bundles may use; filled with what the device supports, then enabled as is.
 struct FeatureChain {
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceSubgroupSizeControlFeatures sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   VkPhysicalDeviceShaderIntegerDotProductFeatures idp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
 
-  // api >= 1.3 uses the Vulkan13 aggregate; otherwise the extension structs when present.
+  // Core aggregates where the API version has them (Vulkan12 from 1.2, Vulkan13 from 1.3);
+  // otherwise the extension structs when present (never both: the spec forbids it).
   void Link(uint32_t api, const std::vector<std::string>& exts) {
     void** next = &f2.pNext;
+    if (api >= VK_API_VERSION_1_2) {
+      *next = &v12;
+      next = &v12.pNext;
+    } else if (Has(exts, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) {
+      *next = &f16;
+      next = &f16.pNext;
+    }
     if (api >= VK_API_VERSION_1_3) {
       *next = &v13;
       next = &v13.pNext;
@@ -74,6 +84,13 @@ struct FeatureChain {
     const VkPhysicalDeviceFeatures all = f2.features;
     f2.features = VkPhysicalDeviceFeatures{};
     f2.features.shaderInt16 = all.shaderInt16;
+    const VkBool32 float16 = v12.shaderFloat16;
+    v12 = VkPhysicalDeviceVulkan12Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, v12.pNext};
+    v12.shaderFloat16 = float16;
+    const VkBool32 ext_float16 = f16.shaderFloat16;
+    f16 = VkPhysicalDeviceShaderFloat16Int8Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+                                                     f16.pNext};
+    f16.shaderFloat16 = ext_float16;
     const VkPhysicalDeviceVulkan13Features v = v13;
     v13 = VkPhysicalDeviceVulkan13Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, v13.pNext};
     v13.subgroupSizeControl = v.subgroupSizeControl;
@@ -228,6 +245,8 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
   FeatureChain fc;
   fc.Link(ctx->caps.api_version, ctx->caps.extensions);
   vkGetPhysicalDeviceFeatures2(ctx->physical, &fc.f2);
+  ctx->caps.shader_float16 =
+      ctx->caps.api_version >= VK_API_VERSION_1_2 ? fc.v12.shaderFloat16 : fc.f16.shaderFloat16;
   if (ctx->caps.api_version >= VK_API_VERSION_1_3) {
     ctx->caps.shader_integer_dot_product = fc.v13.shaderIntegerDotProduct;
     ctx->caps.subgroup_size_control = fc.v13.subgroupSizeControl;
@@ -247,6 +266,8 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
       if (Has(ctx->caps.extensions, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
         dexts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     }
+    if (ctx->caps.api_version < VK_API_VERSION_1_2 && Has(ctx->caps.extensions, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
+      dexts.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = ctx->queue_family;

@@ -29,6 +29,7 @@ struct DeviceCaps {
   std::string name;
   uint32_t api_version = 0;
   bool shader_integer_dot_product = false;
+  bool shader_float16 = false;
   bool subgroup_size_control = false;
   bool compute_full_subgroups = false;
   bool subgroup_arithmetic_compute = false;

@@ -21,6 +21,7 @@
 #include "schema/bundle_generated.h"
 #include "tools/vkqc/npy.h"
 #include "tools/vkqc/probe.h"
+#include "tools/vkqc/roofline.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -41,9 +42,17 @@ commands:
           [--device I] [--validation]
           --per-op (bundle compiled with --keep-intermediates): checks every op on the GPU's
           own inputs: int8 outputs within 1, float outputs within the tolerance
-  bench   OUT.vkqb [--tokens N] [--min-ms 100] [--peak-gbps G] [--peak-tops T] [--device I]
+  bench   OUT.vkqb [--tokens N] [--min-ms 100] [--roofline PROFILE] [--peak-gbps G] [--peak-tops T]
+          [--device I] [--validation]
+          --roofline (a built-in name, PROFILE.json or PROFILE.vkqc.json with a measured roofline):
+          per layer and total, % of the read-bandwidth and compute rooflines and the larger
+          ("roofline"); --peak-gbps / --peak-tops override its numbers
   profiles                                   list built-in target profiles
   probe   -o PROFILE.json [--device I]       write the local device as a target profile
+  roofline [-o PROFILE.vkqc.json] [--device I] [--min-ms 100] [--bytes N] [--validation]
+                                             measure the local device's roofline (read GB/s,
+                                             int8 dot TOPS, fp32/fp16 FMA TFLOPS); -o adds it
+                                             to a sidecar (created, or merged into an existing one)
 )";
 
 struct Args {
@@ -63,7 +72,7 @@ bool IsSwitch(const std::string& k) {
 bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
-                                  "--min-ms", "--peak-gbps", "--peak-tops"};
+                                  "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline"};
   for (const char* v : kValued)
     if (k == v) return true;
   return false;
@@ -235,6 +244,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
   const auto* r = b->requirements();
   std::printf("requires: Vulkan %u.%u", r->api_version() >> 22, (r->api_version() >> 12) & 0x3FF);
   if (r->shader_integer_dot_product()) std::printf(", shaderIntegerDotProduct");
+  if (r->shader_float16()) std::printf(", shaderFloat16");
   if (r->subgroup_arithmetic()) std::printf(", subgroup arithmetic");
   if (r->required_subgroup_size()) std::printf(", subgroup size %u", r->required_subgroup_size());
   std::printf("\n          shared memory %u B, %u invocations, storage range %s, %u storage buffers/stage, "
@@ -749,21 +759,30 @@ Status CmdRun(const Args& a) {
 }
 
 Status CmdBench(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--peak-gbps", "--peak-tops", "--device", "--validation"}));
+  VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
+                          "--validation"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
-  Runtime rt;
-  VKQC_TRY(rt.Open(a, a.pos[0], false));
-  VKQC_ASSIGN_OR_RETURN(uint32_t prog, rt.Program(a));
-  double min_ms = 100, peak_gbps = 0, peak_tops = 0;
+  double min_ms = 100;
   if (a.Has("--min-ms")) {
     VKQC_ASSIGN_OR_RETURN(min_ms, ParseDouble(a.Get("--min-ms"), "--min-ms"));
   }
-  if (a.Has("--peak-gbps")) {
-    VKQC_ASSIGN_OR_RETURN(peak_gbps, ParseDouble(a.Get("--peak-gbps"), "--peak-gbps"));
+  RooflinePeaks peaks;
+  if (a.Has("--roofline")) {
+    VKQC_ASSIGN_OR_RETURN(Roofline r, LoadRoofline(a.Get("--roofline")));
+    if (!r.Known())
+      return UserError(a.Get("--roofline") + " has no measured roofline (write one with `vkqc roofline -o NAME.vkqc.json`)");
+    peaks = {r.read_gbps, r.int8_dot_tops, r.fp32_tflops};
   }
-  if (a.Has("--peak-tops")) {
-    VKQC_ASSIGN_OR_RETURN(peak_tops, ParseDouble(a.Get("--peak-tops"), "--peak-tops"));
+  for (const char* o : {"--peak-gbps", "--peak-tops"}) {
+    if (!a.Has(o)) continue;
+    VKQC_ASSIGN_OR_RETURN(double v, ParseDouble(a.Get(o), o));
+    if (!(v > 0) || !std::isfinite(v)) return UserError(std::string(o) + " must be a positive number");
+    if (std::string(o) == "--peak-gbps") peaks.read_gbps = v;
+    else peaks.int_tops = peaks.float_tflops = v;
   }
+  Runtime rt;
+  VKQC_TRY(rt.Open(a, a.pos[0], false));
+  VKQC_ASSIGN_OR_RETURN(uint32_t prog, rt.Program(a));
   for (uint32_t i = 0; i < vkqc_model_input_count(rt.model, prog); ++i) {
     vkqc_tensor_info info;
     (void)vkqc_model_input_info(rt.model, prog, i, &info);
@@ -791,20 +810,15 @@ Status CmdBench(const Args& a) {
   const char* dev = "";
   vkqc_context_device_name(rt.ctx, &dev);
   std::printf("device %s, program tokens %u, %zu timed runs\n", dev, vkqc_model_program_tokens(rt.model, prog), totals.size());
-  std::printf("%-16s %-32s %10s %10s %10s%s%s\n", "layer", "variant", "median us", "GB/s", "GOP/s",
-              peak_gbps > 0 ? "  %peak-bw" : "", peak_tops > 0 ? "  %peak-ops" : "");
+  BenchTable table(peaks);
   for (uint32_t i = 0; i < nl; ++i) {
     vkqc_layer_info li;
     (void)vkqc_model_layer_info(rt.model, prog, i, &li);
-    const double us = median(samples[i]) / 1e3;
-    const double gbps = double(li.weight_bytes) / (us * 1e3);
-    const double gops = double(li.flops) / (us * 1e3);
-    std::printf("%-16s %-32s %10.2f %10.1f %10.1f", li.name, li.variant, us, gbps, gops);
-    if (peak_gbps > 0) std::printf("  %8.1f%%", 100 * gbps / peak_gbps);
-    if (peak_tops > 0) std::printf("  %8.1f%%", 100 * gops / (peak_tops * 1e3));
-    std::printf("\n");
+    table.Layer(li.name, li.variant, median(samples[i]), li.weight_bytes, li.flops, li.integer_path);
   }
-  std::printf("total median %.2f us\n", median(totals) / 1e3);
+  table.Total(median(totals));
+  if (!rt.validation.empty())
+    return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
   return {};
 }
 
@@ -831,6 +845,28 @@ Status CmdProbe(const Args& a) {
   return {};
 }
 
+Status CmdRoofline(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"-o", "--device", "--min-ms", "--bytes", "--validation"}));
+  if (!a.pos.empty()) return UserError("usage: vkqc roofline [-o PROFILE.vkqc.json] (no positional arguments)");
+  RooflineOptions o;
+  o.out = a.Get("-o");
+  o.validation = a.Has("--validation");
+  if (a.Has("--device")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
+    if (d < 0 || d > 1024) return UserError("--device " + std::to_string(d) + " is out of range (0..1024)");
+    o.device = int(d);
+  }
+  if (a.Has("--min-ms")) {
+    VKQC_ASSIGN_OR_RETURN(o.min_ms, ParseDouble(a.Get("--min-ms"), "--min-ms"));
+  }
+  if (a.Has("--bytes")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t b, ParseInt(a.Get("--bytes"), "--bytes"));
+    if (b <= 0) return UserError("--bytes must be positive");
+    o.bytes = uint64_t(b);
+  }
+  return RunRoofline(o);
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
@@ -851,6 +887,7 @@ int Main(int argc, char** argv) {
   else if (cmd == "bench") st = CmdBench(*args);
   else if (cmd == "profiles") st = CmdProfiles(*args);
   else if (cmd == "probe") st = CmdProbe(*args);
+  else if (cmd == "roofline") st = CmdRoofline(*args);
   else {
     std::fprintf(stderr, "vkqc: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -61,6 +61,7 @@ struct InstanceFns {
   PFN_vkGetPhysicalDeviceFeatures GetFeatures = nullptr;
   PFN_vkGetPhysicalDeviceFeatures2 GetFeatures2 = nullptr;
   PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensions = nullptr;
+  PFN_vkGetPhysicalDeviceMemoryProperties GetMemoryProperties = nullptr;
   PfnGetCoopMatProps GetCoopMatProps = nullptr;
 };
 
@@ -169,18 +170,20 @@ Result<Instance*> CreateInstance(Instance& inst) {
   f.GetFeatures = Load<PFN_vkGetPhysicalDeviceFeatures>(inst.handle, "vkGetPhysicalDeviceFeatures");
   f.EnumerateDeviceExtensions =
       Load<PFN_vkEnumerateDeviceExtensionProperties>(inst.handle, "vkEnumerateDeviceExtensionProperties");
+  f.GetMemoryProperties =
+      Load<PFN_vkGetPhysicalDeviceMemoryProperties>(inst.handle, "vkGetPhysicalDeviceMemoryProperties");
   if (api >= VK_API_VERSION_1_1) {
     f.GetProperties2 = Load<PFN_vkGetPhysicalDeviceProperties2>(inst.handle, "vkGetPhysicalDeviceProperties2");
     f.GetFeatures2 = Load<PFN_vkGetPhysicalDeviceFeatures2>(inst.handle, "vkGetPhysicalDeviceFeatures2");
   }
   f.GetCoopMatProps = Load<PfnGetCoopMatProps>(inst.handle, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
   if (!f.DestroyInstance || !f.EnumeratePhysicalDevices || !f.GetProperties || !f.GetFeatures ||
-      !f.EnumerateDeviceExtensions)
+      !f.EnumerateDeviceExtensions || !f.GetMemoryProperties)
     return UserError("the Vulkan loader lacks core 1.0 instance functions");
   return &inst;
 }
 
-TargetProfile Describe(const Instance& inst, VkPhysicalDevice pd) {
+TargetProfile Describe(const Instance& inst, VkPhysicalDevice pd, ProbedDeviceFacts* facts) {
   const InstanceFns& f = inst.fns;
   TargetProfile t;
   VkPhysicalDeviceProperties props{};
@@ -310,6 +313,17 @@ TargetProfile Describe(const Instance& inst, VkPhysicalDevice pd) {
   t.label = std::string(props.deviceName) + " driver " + DriverVersionString(props.vendorID, props.driverVersion);
   if (!driver_info.empty()) t.label += " (" + driver_info + ")";
   t.source = "vkqc probe " + Today();
+  if (facts) {
+    facts->device_name = props.deviceName;
+    facts->driver = driver_info.empty() ? DriverVersionString(props.vendorID, props.driverVersion) : driver_info;
+    facts->is_cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    facts->type = DeviceTypeName(props.deviceType);
+    VkPhysicalDeviceMemoryProperties mem{};
+    f.GetMemoryProperties(pd, &mem);
+    for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
+      if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+        facts->device_local_heap_bytes = std::max<uint64_t>(facts->device_local_heap_bytes, mem.memoryHeaps[i].size);
+  }
   if (t.min_subgroup_size != 0 && t.min_subgroup_size == t.max_subgroup_size)
     t.tuned_subgroup_size = t.min_subgroup_size;
   return t;
@@ -317,7 +331,8 @@ TargetProfile Describe(const Instance& inst, VkPhysicalDevice pd) {
 
 }  // namespace
 
-Result<TargetProfile> ProbeLocalDevice(int device_index, std::string* out_device_list_for_errors) {
+Result<TargetProfile> ProbeLocalDevice(int device_index, std::string* out_device_list_for_errors,
+                                       ProbedDeviceFacts* out_facts) {
   Instance inst;
   VKQC_TRY(CreateInstance(inst));
   const InstanceFns& f = inst.fns;
@@ -341,7 +356,7 @@ Result<TargetProfile> ProbeLocalDevice(int device_index, std::string* out_device
   if (out_device_list_for_errors) *out_device_list_for_errors = list;
   if (device_index < -1 || device_index >= static_cast<int>(count))
     return UserError("device index " + std::to_string(device_index) + " is out of range; devices:\n" + list);
-  return Describe(inst, devices[device_index < 0 ? 0 : device_index]);
+  return Describe(inst, devices[device_index < 0 ? 0 : device_index], out_facts);
 }
 
 }  // namespace vkqc

@@ -6,6 +6,7 @@
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/graph/vkqg_io.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/shaderlib/shaderlib.h"
 #include "runtime/src/internal.h"
 #include "tests/common/linear_graphs.h"
 
@@ -193,6 +194,58 @@ TEST(Requirements, MissingListsEveryShortfall) {
   caps.max_compute_work_group_invocations = 1024;
   for (int i = 0; i < 3; ++i) caps.max_compute_work_group_size[i] = 1024;
   EXPECT_TRUE(rt::MissingRequirements(v.bundle->requirements(), caps).empty());
+}
+
+// shaderFloat16: derived from the SPIR-V capability by reflection, carried in the bundle, checked
+// against the device.
+TEST(Requirements, Float16FromTheShaderCapability) {
+  auto f16 = CompileShader("roofline_fma.comp", {"VKQC_FP16"});
+  auto f32 = CompileShader("roofline_fma.comp", {});
+  ASSERT_TRUE(f16.ok() && f32.ok()) << (f16.ok() ? f32.error().message : f16.error().message);
+  EXPECT_TRUE(f16->reflection.uses_float16);
+  EXPECT_FALSE(f32->reflection.uses_float16);
+
+  BundlePlan plan;
+  plan.compiler_version = "test";
+  plan.modules.push_back({f16->name, f16->spirv, f16->hash});
+  PlanPipeline pp;
+  pp.bindings = f16->reflection.storage_buffer_bindings;
+  pp.push_constant_size = f16->reflection.push_constant_size;
+  pp.float16 = f16->reflection.uses_float16;
+  plan.pipelines.push_back(pp);
+  PlanProgram prog;
+  prog.name = "p";
+  prog.arena_size = 256;
+  PlanDispatch d;
+  d.buffers = {Arena(0, 256, true)};
+  d.push.assign(pp.push_constant_size, 0);
+  prog.commands.push_back({false, d});
+  prog.layers.push_back({"l", "roofline", "v", "", "", 0, 1, 0, false, 0});
+  plan.programs.push_back(prog);
+  plan.requirements = DeriveRequirements(plan, 256);
+  EXPECT_TRUE(plan.requirements.shader_float16);
+  const auto bytes = WriteBundle(plan);
+  rt::BundleView v;
+  ASSERT_TRUE(rt::ParseBundle(bytes.data(), bytes.size(), &v).ok());
+  EXPECT_TRUE(v.bundle->requirements()->shader_float16());
+  rt::DeviceCaps caps;
+  caps.api_version = (1u << 22) | (3u << 12);
+  caps.max_compute_shared_memory_size = 49152;
+  caps.max_compute_work_group_invocations = 1024;
+  for (int i = 0; i < 3; ++i) caps.max_compute_work_group_size[i] = caps.max_compute_work_group_count[i] = 65535;
+  caps.max_storage_buffer_range = 1 << 27;
+  caps.max_per_stage_descriptor_storage_buffers = 8;
+  caps.max_push_constants_size = 128;
+  caps.min_storage_buffer_offset_alignment = 16;
+  auto miss = rt::MissingRequirements(v.bundle->requirements(), caps);
+  ASSERT_EQ(miss.size(), 1u);
+  EXPECT_NE(miss[0].find("shaderFloat16"), std::string::npos) << miss[0];
+  caps.shader_float16 = true;
+  EXPECT_TRUE(rt::MissingRequirements(v.bundle->requirements(), caps).empty());
+  // The compiled models of the graph pipeline never ask for it.
+  auto lvp = SmallBundle("lavapipe");
+  ASSERT_TRUE(rt::ParseBundle(lvp.data(), lvp.size(), &v).ok());
+  EXPECT_FALSE(v.bundle->requirements()->shader_float16());
 }
 
 }  // namespace

@@ -55,7 +55,17 @@ std::string ParseError(const std::string& doc, const std::string& sidecar = "", 
 
 // Every field of TargetProfile. If this fails, TargetProfile changed: update ExpectSame and
 // WriteProfileJson/ParseProfileJson for the new field.
-static_assert(sizeof(TargetProfile) == 280, "TargetProfile changed: update ExpectSame and the (de)serializer");
+static_assert(sizeof(TargetProfile) == 408, "TargetProfile changed: update ExpectSame and the (de)serializer");
+
+void ExpectSameRoofline(const Roofline& a, const Roofline& b) {
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.driver, b.driver);
+  EXPECT_EQ(a.date, b.date);
+  EXPECT_EQ(a.read_gbps, b.read_gbps);
+  EXPECT_EQ(a.int8_dot_tops, b.int8_dot_tops);
+  EXPECT_EQ(a.fp32_tflops, b.fp32_tflops);
+  EXPECT_EQ(a.fp16_tflops, b.fp16_tflops);
+}
 
 void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
   EXPECT_EQ(a.name, b.name);
@@ -104,6 +114,7 @@ void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
   EXPECT_EQ(a.gemv_max_m, b.gemv_max_m);
   EXPECT_EQ(a.conv_im2col_min_channels, b.conv_im2col_min_channels);
   EXPECT_EQ(a.conv_im2col_max_pixels, b.conv_im2col_max_pixels);
+  ExpectSameRoofline(a.roofline, b.roofline);
 }
 
 // ---- built-ins ------------------------------------------------------------------------------
@@ -471,6 +482,7 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
   p.gemv_max_m = 7;
   p.conv_im2col_min_channels = 24;
   p.conv_im2col_max_pixels = 1000;
+  p.roofline = {"My GPU", "mydriver, 1.2.3", "2026-01-02", 3175.1, 104.3, 60.51, 0.1 + 0.2};
   ProfileFiles files = WriteProfileJson(p);
   Result<TargetProfile> back = ParseProfileJson(files.profile_json, files.sidecar_json, "written.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -479,7 +491,9 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
   p.subgroup_arithmetic_compute = p.required_subgroup_size_compute = p.cooperative_matrix = false;
   p.tuned_subgroup_size = 16;
   p.coopmat_shapes.clear();
+  p.roofline.int8_dot_tops = p.roofline.fp16_tflops = 0;  // not measured: written as null
   files = WriteProfileJson(p);
+  EXPECT_TRUE(Json::parse(files.sidecar_json)["roofline"]["fp16_tflops"].is_null()) << files.sidecar_json;
   back = ParseProfileJson(files.profile_json, files.sidecar_json, "written.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   ExpectSame(p, back.value());
@@ -638,6 +652,101 @@ TEST(ProfileErrors, NeverCrashesOnMutatedDocuments) {
   std::string deep(100000, '[');
   EXPECT_FALSE(ParseProfileJson(deep, "", "deep.json").ok());
   EXPECT_FALSE(ParseProfileJson(deep + std::string(100000, ']'), "", "deep.json").ok());
+}
+
+// ---- roofline (`vkqc roofline`, `vkqc bench --roofline`) -----------------------------------
+
+TEST(ProfileRoofline, HopperCarriesTheMeasuredH100Numbers) {
+  const Roofline r = MustLoad("nvidia-hopper").roofline;
+  EXPECT_EQ(r.read_gbps, 3180);
+  EXPECT_EQ(r.int8_dot_tops, 104);
+  EXPECT_EQ(r.fp32_tflops, 60.5);
+  EXPECT_EQ(r.fp16_tflops, 45);
+  EXPECT_NE(r.device.find("H100"), std::string::npos) << r.device;
+  Result<Roofline> loaded = LoadRoofline("nvidia-hopper");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ExpectSameRoofline(r, *loaded);
+  EXPECT_FALSE(MustLoad("lavapipe").roofline.Known());
+}
+
+TEST(ProfileRoofline, NullAndAbsentMeanNotMeasured) {
+  const std::string doc = MakeDoc({{"b", Json::object()}}, {"b"});
+  TargetProfile p = MustParse(doc, R"({"roofline": {"read_gbps": 12.5, "fp16_tflops": null, "$note": "x"}})");
+  EXPECT_EQ(p.roofline.read_gbps, 12.5);
+  EXPECT_EQ(p.roofline.fp16_tflops, 0);
+  EXPECT_EQ(p.roofline.int8_dot_tops, 0);
+  EXPECT_TRUE(p.roofline.Known());
+  EXPECT_FALSE(MustParse(doc, R"({"roofline": {}})").roofline.Known());
+}
+
+TEST(ProfileRoofline, BadValuesAreRefusedNamingTheMember) {
+  const std::string doc = MakeDoc({{"b", Json::object()}}, {"b"});
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"roofline": {"read_gbps": -3}})", "roofline.read_gbps must be a positive number"},
+      {R"({"roofline": {"int8_dot_tops": 0}})", "roofline.int8_dot_tops must be a positive number"},
+      {R"({"roofline": {"fp32_tflops": "60"}})", "roofline.fp32_tflops must be a positive number"},
+      {R"({"roofline": {"fp16_tflops": true}})", "roofline.fp16_tflops must be a positive number"},
+      {R"({"roofline": {"device": 7}})", "roofline.device must be a string"},
+      {R"({"roofline": {"read_gb": 1}})", "unknown key \"roofline.read_gb\""},
+      {R"({"roofline": [1, 2]})", "\"roofline\" must be an object"},
+  };
+  for (const auto& [side, want] : cases) {
+    SCOPED_TRACE(side);
+    const std::string msg = ParseError(doc, side);
+    EXPECT_NE(msg.find(want), std::string::npos) << msg;
+  }
+}
+
+TEST(ProfileRoofline, SetSidecarRooflineMergesAndKeepsTheRest) {
+  const Roofline r{"dev", "drv", "2026-01-02", 10, 0, 2.5, 0};
+  Result<std::string> fresh = SetSidecarRoofline("", "new.vkqc.json", r);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  Json j = Json::parse(*fresh);
+  EXPECT_EQ(j.size(), 1u);
+  EXPECT_EQ(j["roofline"]["read_gbps"], 10.0);
+  EXPECT_TRUE(j["roofline"]["int8_dot_tops"].is_null());
+
+  const std::string side = WriteProfileJson(MustLoad("lavapipe")).sidecar_json;
+  Result<std::string> merged = SetSidecarRoofline(side, "mine.vkqc.json", r);
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  Json before = Json::parse(side), after = Json::parse(*merged);
+  after.erase("roofline");
+  EXPECT_EQ(before, after) << "every other member is kept as it was";
+  const std::string doc = WriteProfileJson(MustLoad("lavapipe")).profile_json;
+  ExpectSameRoofline(MustParse(doc, *merged).roofline, r);
+  // A second measurement replaces the first.
+  Result<std::string> again = SetSidecarRoofline(*merged, "mine.vkqc.json", Roofline{"d2", "", "", 1, 0, 0, 0});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(MustParse(doc, *again).roofline.device, "d2");
+
+  const std::pair<std::string, const char*> refused[] = {
+      {"{not json", "not valid JSON"},
+      {doc, "Vulkan Profiles document"},
+      {R"({"tuned_subgroup_size": "x"})", "tuned_subgroup_size"},
+      {R"({"colour": 1})", "unknown sidecar key"},
+      {"[1]", "must be an object"},
+  };
+  for (const auto& [text, want] : refused) {
+    Result<std::string> e = SetSidecarRoofline(text, "old.vkqc.json", r);
+    ASSERT_FALSE(e.ok()) << text;
+    EXPECT_NE(e.error().message.find("old.vkqc.json"), std::string::npos) << e.error().message;
+    EXPECT_NE(e.error().message.find(want), std::string::npos) << e.error().message;
+  }
+}
+
+TEST(ProfileRoofline, LoadRooflineFromSidecarOrProfileFile) {
+  TempDir dir;
+  const Roofline r{"dev", "drv", "2026-01-02", 10, 1, 2, 3};
+  const std::string side = *SetSidecarRoofline("", "x", r);
+  ExpectSameRoofline(*LoadRoofline(dir.Write("alone.vkqc.json", side)), r);
+  dir.Write("gpu.vkqc.json", side);
+  Result<Roofline> via_profile = LoadRoofline(dir.Write("gpu.json", WriteProfileJson(MustLoad("lavapipe")).profile_json));
+  ASSERT_TRUE(via_profile.ok()) << via_profile.error().message;
+  ExpectSameRoofline(*via_profile, r);
+  Result<Roofline> bad = LoadRoofline(dir.Write("bad.vkqc.json", R"({"roofline": {"read_gbps": -1}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("bad.vkqc.json"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(LoadRoofline("/nonexistent/x.vkqc.json").ok());
 }
 
 }  // namespace

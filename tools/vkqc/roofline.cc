@@ -1,0 +1,313 @@
+#include "tools/vkqc/roofline.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "compiler/graph/vkqg_io.h"
+#include "tools/vkqc/probe.h"
+#include "tools/vkqc/roofline_bundles.h"
+#include "vkqc/vkqc.h"
+
+namespace vkqc {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint32_t kMaxGroups = 65535;  // maxComputeWorkGroupCount[0] is at least this on every device
+
+// One runtime context; validation messages are collected and fail the command at the end.
+struct Session {
+  vkqc_context ctx = nullptr;
+  std::vector<std::string> validation;
+  ~Session() { vkqc_context_destroy(ctx); }
+  static void Log(void* user, vkqc_log_level level, const char* msg) {
+    auto* self = static_cast<Session*>(user);
+    if (level == VKQC_LOG_VALIDATION) {
+      self->validation.push_back(msg);
+      std::fprintf(stderr, "validation: %s\n", msg);
+    } else if (level >= VKQC_LOG_WARNING) {
+      std::fprintf(stderr, "vkqc: %s\n", msg);
+    }
+  }
+};
+
+struct ModelDeleter {
+  void operator()(vkqc_model_t* m) const { vkqc_model_destroy(m); }
+};
+using Model = std::unique_ptr<vkqc_model_t, ModelDeleter>;
+
+Result<Model> Load(Session& s, const RooflineBundle& b) {
+  vkqc_model_options mo;
+  vkqc_model_options_init(&mo);
+  vkqc_model m = nullptr;
+  if (vkqc_model_load(s.ctx, b.bytes.data(), b.bytes.size(), &mo, &m) != VKQC_OK) return UserError(vkqc_last_error());
+  return Model(m);
+}
+
+// GPU nanoseconds of `layer` in one timed run.
+Result<double> TimeOnce(vkqc_model m, uint32_t layer) {
+  std::vector<double> layer_ns(vkqc_model_layer_count(m, 0));
+  double total = 0;
+  if (vkqc_model_run_timed(m, 0, layer_ns.data(), &total) != VKQC_OK) return UserError(vkqc_last_error());
+  if (layer >= layer_ns.size()) return InternalError("roofline: no layer " + std::to_string(layer));
+  return layer_ns[layer];
+}
+
+struct Timing {
+  double median_ns = 0;
+  size_t runs = 0;
+};
+
+// Two warm-up runs, then runs until they cover min_ms of measured time and number at least 10.
+Result<Timing> Measure(vkqc_model m, uint32_t layer, double min_ms) {
+  for (int w = 0; w < 2; ++w) VKQC_TRY(TimeOnce(m, layer));
+  std::vector<double> ns;
+  double acc_ms = 0;
+  while ((acc_ms < min_ms || ns.size() < 10) && ns.size() < 100000) {
+    VKQC_ASSIGN_OR_RETURN(double t, TimeOnce(m, layer));
+    ns.push_back(t);
+    acc_ms += t / 1e6;
+  }
+  std::sort(ns.begin(), ns.end());
+  if (!(ns[ns.size() / 2] > 0)) return UserError("the device's timestamps did not advance (median time 0)");
+  return Timing{ns[ns.size() / 2], ns.size()};
+}
+
+// Four significant digits: what a roofline can honestly claim.
+double Round4(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return 0;
+  const double scale = std::pow(10.0, 3 - std::floor(std::log10(v)));
+  return std::round(v * scale) / scale;
+}
+
+std::string Today() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+void Row(const char* what, const std::string& rate, const Timing& t, const std::string& work) {
+  std::printf("%-34s %-18s %10.3f %6zu  %s\n", what, rate.c_str(), t.median_ns / 1e6, t.runs, work.c_str());
+  std::fflush(stdout);
+}
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// Checks the -o path before anything is measured: the name, that an existing file is a sidecar
+// this command may update, that a new one can be created. Returns the existing text ("" if none).
+Result<std::string> CheckOutput(const std::string& out) {
+  const std::string suffix = ".vkqc.json";
+  if (out.size() <= suffix.size() || out.compare(out.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return UserError("-o " + out + ": the roofline goes into a profile sidecar, whose name ends in .vkqc.json "
+                     "(e.g. mine.vkqc.json beside mine.json from `vkqc probe -o mine.json`)");
+  std::error_code ec;
+  if (std::filesystem::exists(out, ec)) {
+    VKQC_ASSIGN_OR_RETURN(auto bytes, ReadFileBytes(out));
+    std::string text(bytes->begin(), bytes->end());
+    VKQC_TRY(SetSidecarRoofline(text, out, Roofline{}));  // refuses what it would not merge into
+    if (access(out.c_str(), W_OK) != 0) return UserError(out + ": the file is not writable");
+    return text;
+  }
+  std::filesystem::path dir = std::filesystem::path(out).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!std::filesystem::is_directory(dir, ec))
+    return UserError("-o " + out + ": directory " + dir.string() + " does not exist");
+  if (access(dir.c_str(), W_OK) != 0) return UserError("-o " + out + ": directory " + dir.string() + " is not writable");
+  return std::string();
+}
+
+// Compute kernels: grows the per-invocation iterations until a run takes about target_ms
+// (a few rounds: the first estimate can be skewed by fixed per-dispatch costs), then measures.
+Result<Timing> MeasureCompute(Session& s, RooflineKernel k, uint32_t groups, uint32_t iters, double target_ms,
+                              double min_ms, double* ops) {
+  RooflineBundle b;
+  Model m;
+  for (int round = 0;; ++round) {
+    VKQC_ASSIGN_OR_RETURN(b, BuildRooflineBundle({k, groups, 0, iters}));
+    VKQC_ASSIGN_OR_RETURN(m, Load(s, b));
+    VKQC_TRY(TimeOnce(m.get(), b.measured_layer));
+    VKQC_ASSIGN_OR_RETURN(double ns, TimeOnce(m.get(), b.measured_layer));
+    const double ms = ns / 1e6;
+    constexpr uint32_t kMaxIters = 1u << 24;
+    if (ms >= 0.5 * target_ms || iters >= kMaxIters || round >= 5) break;
+    const double scale = ms > 0 ? std::min(target_ms / ms, 64.0) : 64.0;
+    iters = uint32_t(std::min<double>(kMaxIters, std::ceil(iters * scale)));
+  }
+  *ops = b.work;
+  return Measure(m.get(), b.measured_layer, min_ms);
+}
+
+}  // namespace
+
+BenchTable::BenchTable(const RooflinePeaks& peaks)
+    : peaks_(peaks), any_(peaks.read_gbps > 0 || peaks.int_tops > 0 || peaks.float_tflops > 0) {
+  std::printf("%-16s %-32s %10s %10s %10s%s\n", "layer", "variant", "median us", "GB/s", "GOP/s",
+              any_ ? "   %read-bw   %compute  %roofline" : "");
+}
+
+void BenchTable::Layer(const char* name, const char* variant, double ns, uint64_t bytes, uint64_t ops,
+                       bool integer_path) {
+  const double peak = integer_path ? peaks_.int_tops : peaks_.float_tflops;
+  const double bw_s = peaks_.read_gbps > 0 ? double(bytes) / (peaks_.read_gbps * 1e9) : 0;
+  const double compute_s = peak > 0 ? double(ops) / (peak * 1e12) : 0;
+  Row(name, variant, ns, bytes, ops, bw_s, compute_s, std::max(bw_s, compute_s), peak > 0);
+  bytes_ += bytes;
+  ops_ += ops;
+  bw_s_ += bw_s;
+  compute_s_ += compute_s;
+  bound_s_ += std::max(bw_s, compute_s);
+  compute_known_ = compute_known_ && (peak > 0 || ops == 0);
+}
+
+void BenchTable::Total(double ns) {
+  Row("total", "", ns, bytes_, ops_, bw_s_, compute_s_, bound_s_, compute_known_);
+}
+
+void BenchTable::Row(const char* name, const char* variant, double ns, uint64_t bytes, uint64_t ops, double bw_s,
+                     double compute_s, double bound_s, bool compute_known) const {
+  std::printf("%-16s %-32s %10.2f %10.1f %10.1f", name, variant, ns / 1e3, double(bytes) / ns, double(ops) / ns);
+  auto pct = [&](double s, bool known) {
+    if (known) std::printf("  %8.1f%%", 100 * s / (ns * 1e-9));
+    else std::printf("  %9s", "-");
+  };
+  if (any_) {
+    pct(bw_s, peaks_.read_gbps > 0);
+    pct(compute_s, compute_known);
+    pct(bound_s, peaks_.read_gbps > 0 || compute_known);
+  }
+  std::printf("\n");
+}
+
+Status RunRoofline(const RooflineOptions& o) {
+  if (!(o.min_ms >= 0) || o.min_ms > 60000) return UserError("--min-ms must be between 0 and 60000");
+  std::string existing;
+  if (!o.out.empty()) {
+    VKQC_ASSIGN_OR_RETURN(existing, CheckOutput(o.out));
+  }
+  std::string device_list;
+  ProbedDeviceFacts facts;
+  auto probed = ProbeLocalDevice(o.device, &device_list, &facts);
+  if (!probed.ok()) {
+    std::string m = probed.error().message;
+    while (!m.empty() && m.back() == '\n') m.pop_back();
+    return UserError((o.device >= 0 ? "--device " + std::to_string(o.device) + ": " : std::string()) + m);
+  }
+  while (!device_list.empty() && device_list.back() == '\n') device_list.pop_back();
+  const TargetProfile& p = *probed;
+
+  // Read buffer: big enough to stream from DRAM on a GPU, small on a CPU device.
+  uint64_t bytes = o.bytes;
+  const uint64_t range = p.max_storage_buffer_range / 256 * 256;
+  if (bytes == 0) {
+    bytes = facts.is_cpu ? 64 * kMiB : std::min<uint64_t>(1ull << 30, facts.device_local_heap_bytes / 4) / kMiB * kMiB;
+    bytes = std::max<uint64_t>(std::min(bytes, range), 256);
+  } else {
+    if (bytes < kMiB) return UserError("--bytes " + std::to_string(bytes) + " is too small (at least 1 MiB = 1048576)");
+    bytes = bytes / 256 * 256;
+    if (bytes > range)
+      return UserError("--bytes " + std::to_string(o.bytes) + " exceeds maxStorageBufferRange (" +
+                       std::to_string(p.max_storage_buffer_range) + ") of " + facts.device_name);
+  }
+
+  Session s;
+  vkqc_context_options co;
+  vkqc_context_options_init(&co);
+  co.enable_validation = o.validation;
+  co.device_index = o.device;
+  co.log = &Session::Log;
+  co.log_user_data = &s;
+  if (vkqc_context_create(&co, &s.ctx) != VKQC_OK) return UserError(vkqc_last_error());
+  const char* rt_name = "";
+  vkqc_context_device_name(s.ctx, &rt_name);
+  if (facts.device_name != rt_name)
+    return UserError("device index " + std::to_string(o.device) + " is '" + facts.device_name +
+                     "' among all devices but '" + rt_name + "' among devices with a compute queue; devices:\n" +
+                     device_list);
+
+  std::printf("device: %s (%s)\ndriver: %s\n", facts.device_name.c_str(), facts.type.c_str(), facts.driver.c_str());
+  if (facts.is_cpu) std::printf("note: a CPU device: these rates say nothing about any GPU\n");
+  std::printf("%-34s %-18s %10s %6s  %s\n", "measurement", "rate", "median ms", "runs", "work per run");
+  Roofline rl;
+  rl.device = facts.device_name;
+  rl.driver = facts.driver;
+  rl.date = Today();
+
+  {  // Stream read: one pass over `bytes`, then the checksum of what the pass read.
+    const uint32_t groups = uint32_t(std::clamp<uint64_t>(bytes / 16 / (4 * kRooflineWorkgroupSize), 1,
+                                                          facts.is_cpu ? 64 : kMaxGroups));
+    VKQC_ASSIGN_OR_RETURN(RooflineBundle b, BuildRooflineBundle({RooflineKernel::Read, groups, bytes, 1}));
+    VKQC_ASSIGN_OR_RETURN(Model m, Load(s, b));
+    VKQC_ASSIGN_OR_RETURN(Timing t, Measure(m.get(), b.measured_layer, o.min_ms));
+    std::vector<uint32_t> words(groups);
+    if (vkqc_model_read_intermediate(m.get(), 0, b.out_tensor.c_str(), words.data(), words.size() * 4) != VKQC_OK)
+      return UserError(vkqc_last_error());
+    uint32_t got = 0;
+    for (uint32_t w : words) got ^= w;
+    const uint32_t want = RooflineExpectedXor(bytes / 16);
+    if (got != want)
+      return UserError("read check failed: the XOR of the words read is " + std::to_string(got) +
+                       ", the buffer's is " + std::to_string(want) + " (the device did not read every byte exactly once)");
+    rl.read_gbps = Round4(b.work / t.median_ns);
+    Row("stream read (16-byte loads)", Fmt("%.4g GB/s", rl.read_gbps), t,
+        Fmt("%.1f MiB, checksum ok", double(bytes) / kMiB));
+  }
+
+  // Compute: work per run sized by calibration; enough workgroups to fill any GPU.
+  const double target_ms = std::clamp(o.min_ms / 10, 1.0, 20.0);
+  const uint32_t groups = facts.is_cpu ? 16 : kMaxGroups;
+  const uint32_t iters0 = facts.is_cpu ? 2 : 16;
+  struct Kernel {
+    RooflineKernel kernel;
+    const char* label;
+    const char* unit;
+    double Roofline::*field;
+    bool supported;
+    const char* missing;
+  };
+  const Kernel kernels[] = {
+      {RooflineKernel::IntDot, "int8 dot (OpSDot, packed 4x8)", "TOPS", &Roofline::int8_dot_tops,
+       p.shader_integer_dot_product, "the device lacks shaderIntegerDotProduct"},
+      {RooflineKernel::Fma32, "fp32 FMA (vec4)", "TFLOPS", &Roofline::fp32_tflops, true, ""},
+      {RooflineKernel::Fma16, "fp16 FMA (f16vec4)", "TFLOPS", &Roofline::fp16_tflops, p.shader_float16,
+       "the device lacks shaderFloat16"},
+  };
+  for (const Kernel& k : kernels) {
+    if (!k.supported) {
+      std::printf("%-34s not measured: %s\n", k.label, k.missing);
+      continue;
+    }
+    double ops = 0;
+    VKQC_ASSIGN_OR_RETURN(Timing t, MeasureCompute(s, k.kernel, groups, iters0, target_ms, o.min_ms, &ops));
+    rl.*k.field = Round4(ops / t.median_ns / 1e3);
+    std::string work = Fmt("%.3g G ops", ops / 1e9);
+    if (k.kernel == RooflineKernel::IntDot && !p.int_dot_4x8_packed_signed_accelerated)
+      work += " (not accelerated: the driver emulates it)";
+    Row(k.label, Fmt(("%.4g " + std::string(k.unit)).c_str(), rl.*k.field), t, work);
+  }
+  if (p.HasExtension("VK_KHR_cooperative_matrix") || p.HasExtension("VK_NV_cooperative_matrix"))
+    std::printf("cooperative matrix: not measured (no support in this build)\n");
+
+  if (!s.validation.empty())
+    return UserError(std::to_string(s.validation.size()) + " validation message(s) (see above); nothing written");
+  if (!o.out.empty()) {
+    VKQC_ASSIGN_OR_RETURN(std::string text, SetSidecarRoofline(existing, o.out, rl));
+    VKQC_TRY(WriteFileBytes(o.out, text.data(), text.size()));
+    std::printf("wrote the roofline to %s%s\n", o.out.c_str(), existing.empty() ? "" : " (merged into the sidecar)");
+  }
+  return {};
+}
+
+}  // namespace vkqc

@@ -1,0 +1,50 @@
+// The microbenchmarks of `vkqc roofline` as ordinary vkqc bundles (plain data, no device): each is
+// a BundlePlan with shaders from shaders/roofline_*.comp compiled by the shader library, one
+// program whose arena holds the benchmark's buffers, written with WriteBundle, so the runtime
+// loads, records and times it like any compiled model.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/common/result.h"
+
+namespace vkqc {
+
+enum class RooflineKernel { Read, IntDot, Fma32, Fma16 };
+
+inline constexpr uint32_t kRooflineWorkgroupSize = 256;
+
+struct RooflineBundleParams {
+  RooflineKernel kernel = RooflineKernel::Read;
+  uint32_t groups = 1;  // workgroups of kRooflineWorkgroupSize invocations (x dimension)
+  uint64_t bytes = 0;   // Read: size of the streamed buffer; a multiple of 256, at most 4 GiB
+  uint32_t iters = 1;   // IntDot / Fma*: loop iterations per invocation
+};
+
+struct RooflineBundle {
+  std::vector<uint8_t> bytes;  // the .vkqb
+  uint32_t measured_layer = 0; // the layer whose timestamps give the measurement
+  // Work of the measured layer: bytes read (Read) or operations (8 per dot, 2 per FMA).
+  double work = 0;
+  std::string out_tensor;  // arena tensor holding one result word per workgroup of that layer
+};
+
+// Read: layers "fill" (writes hashed contents), "read (warm-up)" and "read"; the measured one is
+// the last. The warm-up pass leaves the cache in the state of a pass that only read, so the
+// measured pass sees neither dirty lines nor the fill's cache-resident tail. The two reads write
+// the same result words, so a barrier orders them. Compute kernels: one layer, one dispatch.
+// Errors: parameters out of range (InternalError: the caller sizes them), shader compilation.
+Result<RooflineBundle> BuildRooflineBundle(const RooflineBundleParams& params);
+
+// Operations per invocation and loop iteration of the compute kernels (8 chains x 4 steps, times
+// 8 ops per dot or 4 lanes x 2 ops per vec4 FMA).
+inline constexpr uint32_t kRooflineOpsPerIter = 256;
+
+// The hash the fill pass writes (word i of the buffer = {h, h ^ 0x9e3779b9, 3h, ~h}, h = hash(i)).
+uint32_t RooflineHash(uint32_t x);
+// XOR of every 32-bit word of a filled buffer of `words` uvec4: what the XOR of all of a read
+// pass's result words must be.
+uint32_t RooflineExpectedXor(uint64_t words);
+
+}  // namespace vkqc
