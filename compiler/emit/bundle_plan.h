@@ -47,6 +47,10 @@ struct PlanPipeline {
   bool int_dot = false;
   bool subgroup_arithmetic = false;
   bool float16 = false;  // 16-bit float arithmetic (SPIR-V capability Float16)
+  bool int8 = false;     // 8-bit integer arithmetic (Int8): shaderInt8
+  bool storage_buffer_8bit = false;    // StorageBuffer8BitAccess
+  bool cooperative_matrix_nv = false;  // CooperativeMatrixNV: VK_NV_cooperative_matrix
+  bool vulkan_memory_model = false;    // VulkanMemoryModel: vulkanMemoryModel (Vulkan 1.2)
 };
 
 struct PlanModule {
@@ -94,6 +98,10 @@ struct PlanRequirements {
   uint32_t api_version = 0;
   bool shader_integer_dot_product = false;
   bool shader_float16 = false;
+  bool shader_int8 = false;
+  bool storage_buffer_8bit_access = false;
+  bool cooperative_matrix_nv = false;  // also puts VK_NV_cooperative_matrix into extensions
+  bool vulkan_memory_model = false;
   bool subgroup_arithmetic = false;
   uint32_t required_subgroup_size = 0;
   uint32_t max_compute_shared_memory_size = 0;

@@ -14,6 +14,7 @@ bool RangesOverlap(const PlanSlice& a, const PlanSlice& b) {
 }
 constexpr uint32_t kVkMakeApi13 = (1u << 22) | (3u << 12);
 constexpr uint32_t kVkMakeApi11 = (1u << 22) | (1u << 12);
+constexpr uint32_t kVkMakeApi12 = (1u << 22) | (2u << 12);
 }  // namespace
 
 std::vector<PlanCommand> InsertBarriers(const std::vector<PlanDispatch>& dispatches) {
@@ -49,7 +50,12 @@ PlanRequirements DeriveRequirements(const BundlePlan& plan, uint32_t offset_alig
     if (p.int_dot) r.shader_integer_dot_product = true;
     if (p.subgroup_arithmetic) r.subgroup_arithmetic = true;
     if (p.float16) r.shader_float16 = true;
+    if (p.int8) r.shader_int8 = true;
+    if (p.storage_buffer_8bit) r.storage_buffer_8bit_access = true;
+    if (p.cooperative_matrix_nv) r.cooperative_matrix_nv = true;
+    if (p.vulkan_memory_model) r.vulkan_memory_model = true;
     if (p.required_subgroup_size) r.required_subgroup_size = p.required_subgroup_size;
+    if (p.vulkan_memory_model) r.api_version = std::max(r.api_version, kVkMakeApi12);
     if (p.int_dot || p.required_subgroup_size) r.api_version = kVkMakeApi13;
     r.max_compute_shared_memory_size = std::max(r.max_compute_shared_memory_size, p.shared_memory_bytes);
     r.max_compute_work_group_invocations = std::max(
@@ -60,6 +66,7 @@ PlanRequirements DeriveRequirements(const BundlePlan& plan, uint32_t offset_alig
     r.max_per_stage_descriptor_storage_buffers =
         std::max<uint32_t>(r.max_per_stage_descriptor_storage_buffers, uint32_t(p.bindings.size()));
   }
+  if (r.cooperative_matrix_nv) r.extensions.push_back("VK_NV_cooperative_matrix");
   for (const auto& prog : plan.programs)
     for (const auto& c : prog.commands) {
       if (c.is_barrier) continue;
@@ -79,12 +86,14 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
   const std::vector<uint32_t> wgs(rq.max_compute_work_group_size, rq.max_compute_work_group_size + 3);
   const std::vector<uint32_t> wgc(rq.max_compute_work_group_count, rq.max_compute_work_group_count + 3);
   auto req = fbb::CreateRequirements(
-      b, rq.api_version, rq.shader_integer_dot_product, false, rq.shader_float16, false, false,
+      b, rq.api_version, rq.shader_integer_dot_product, rq.shader_int8, rq.shader_float16,
+      rq.storage_buffer_8bit_access, false,
       rq.subgroup_arithmetic, rq.required_subgroup_size, rq.max_compute_shared_memory_size,
       rq.max_compute_work_group_invocations, b.CreateVector(wgs), b.CreateVector(wgc),
       uint32_t(std::min<uint64_t>(rq.max_storage_buffer_range, 0xFFFFFFFFull)),
       rq.max_per_stage_descriptor_storage_buffers, rq.max_push_constants_size,
-      rq.min_storage_buffer_offset_alignment, b.CreateVector(exts));
+      rq.min_storage_buffer_offset_alignment, b.CreateVector(exts), rq.cooperative_matrix_nv,
+      rq.vulkan_memory_model);
 
   std::vector<flatbuffers::Offset<fbb::ShaderModule>> mods;
   for (const auto& m : plan.modules)

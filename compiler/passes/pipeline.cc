@@ -285,6 +285,10 @@ class Compiler {
     pp.int_dot = r.uses_int_dot;
     pp.subgroup_arithmetic = r.uses_subgroup_arithmetic;
     pp.float16 = r.uses_float16;
+    pp.int8 = r.uses_int8;
+    pp.storage_buffer_8bit = r.uses_storage_buffer_8bit;
+    pp.cooperative_matrix_nv = r.uses_cooperative_matrix_nv;
+    pp.vulkan_memory_model = r.uses_vulkan_memory_model;
     const uint32_t idx = uint32_t(plan_.pipelines.size());
     plan_.pipelines.push_back(std::move(pp));
     pipeline_index_[key.str()] = idx;
@@ -647,6 +651,7 @@ class Compiler {
           shape.relu = a.activation == ir::Activation::Relu;
           shape.relu6 = a.activation == ir::Activation::Relu6;
           shape.out_q8 = out_q8;
+          shape.conv = true;
           auto choice = linear::SelectLinear(shape, p_, o_.select);
           if (!choice.ok()) return Error{choice.error().kind, OpLabel(i) + ": " + choice.error().message};
           dispatch(linear::LinearDispatch(shape, *choice, c.layout, lc, p_), {cols, {-1, c.offset, c.size, false},
@@ -686,7 +691,9 @@ class Compiler {
       }
       Bind x = rd(op.inputs[0]);
       std::string quant_note;
-      if (choice.accum == linear::Accum::IntDot && !shape.x_int8) {
+      const bool int_path =
+          choice.accum == linear::Accum::IntDot || (choice.accum == linear::Accum::CoopMat && choice.cm_int8);
+      if (int_path && !shape.x_int8) {
         const auto q = quantize_shared(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point, shape.m, shape.k, l,
                                        &quant_note);
         x = {q.first, 0, 0, false};
@@ -700,7 +707,13 @@ class Compiler {
       pl.variant = choice.VariantName(shape);
       pl.reason = choice.reason + quant_note;
       std::ostringstream det;
-      if (choice.algo == linear::Algo::Gemm)
+      if (choice.accum == linear::Accum::CoopMat)
+        det << "cooperative-matrix block " << choice.CmBlockM() << "x" << choice.CmBlockN() << "x"
+            << choice.cm_bkw * (choice.cm_int8 ? 4 : 2) << ", " << choice.cm_wm << "x" << choice.cm_wn
+            << " subgroups of " << choice.cm_sg << (choice.cm_pin_subgroup ? " (pinned)" : "") << ", "
+            << choice.cm_tm << "x" << choice.cm_tn << " matrices of " << choice.cm_m << "x" << choice.cm_n << "x"
+            << choice.cm_k << " each";
+      else if (choice.algo == linear::Algo::Gemm)
         det << "tile " << choice.ty * choice.rm << "x" << choice.tx * choice.rn << "x" << choice.bk4 * 4
             << ", workgroup " << choice.tx << "x" << choice.ty << ", " << choice.rm << "x" << choice.rn
             << " outputs per thread";
@@ -712,7 +725,7 @@ class Compiler {
           << ld.group_count[1] << "x" << ld.group_count[2];
       pl.detail = det.str();
       pl.weight_bytes = c.size;
-      pl.integer_path = choice.accum == linear::Accum::IntDot || shape.x_int8;
+      pl.integer_path = int_path || shape.x_int8;
       pl.flops = 2ull * shape.m * shape.n * shape.k;
     }
     for (const Repack& r : repack_out) repack(r, false);
@@ -802,6 +815,8 @@ class Compiler {
       bad.push_back("storage buffers per stage");
     if (r.max_push_constants_size > p_.max_push_constants_size) bad.push_back("push constants");
     if (r.shader_float16 && !p_.shader_float16) bad.push_back("shaderFloat16");
+    if (r.shader_int8 && !p_.shader_int8) bad.push_back("shaderInt8");
+    if (r.cooperative_matrix_nv && !p_.HasExtension("VK_NV_cooperative_matrix")) bad.push_back("VK_NV_cooperative_matrix");
     if (!bad.empty()) {
       std::string s;
       for (const auto& b : bad) s += (s.empty() ? "" : ", ") + b;

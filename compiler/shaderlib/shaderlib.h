@@ -17,6 +17,10 @@ struct ShaderReflection {
   bool uses_subgroup_arithmetic = false;
   bool uses_int_dot = false;
   bool uses_float16 = false;  // capability Float16: needs the shaderFloat16 feature
+  bool uses_int8 = false;     // capability Int8: needs the shaderInt8 feature
+  bool uses_storage_buffer_8bit = false;   // StorageBuffer8BitAccess: storageBuffer8BitAccess
+  bool uses_cooperative_matrix_nv = false; // CooperativeMatrixNV: VK_NV_cooperative_matrix
+  bool uses_vulkan_memory_model = false;   // VulkanMemoryModel: the vulkanMemoryModel feature
 };
 
 struct CompiledShader {
@@ -31,5 +35,9 @@ Result<CompiledShader> CompileShader(const std::string& source_file,
 
 // Reflect arbitrary SPIR-V (exposed for tests).
 Result<ShaderReflection> ReflectSpirv(const std::vector<uint32_t>& spirv);
+
+// SPIRV-Tools' validator (what `spirv-val --target-env vulkan1.1` checks); the error names the
+// shader. CompileShader runs it on shaders it does not optimize (cooperative-matrix kernels).
+Status ValidateSpirv(const std::vector<uint32_t>& spirv, const std::string& name);
 
 }  // namespace vkqc

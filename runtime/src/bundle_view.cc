@@ -168,6 +168,12 @@ std::vector<std::string> MissingRequirements(const fbb::Requirements* r, const D
   if (r->shader_integer_dot_product() && !c.shader_integer_dot_product)
     miss.push_back("feature shaderIntegerDotProduct");
   if (r->shader_float16() && !c.shader_float16) miss.push_back("feature shaderFloat16 (16-bit float arithmetic)");
+  if (r->shader_int8() && !c.shader_int8) miss.push_back("feature shaderInt8 (8-bit integer arithmetic)");
+  if (r->storage_buffer_8bit_access() && !c.storage_buffer_8bit_access)
+    miss.push_back("feature storageBuffer8BitAccess");
+  if (r->vulkan_memory_model() && !c.vulkan_memory_model) miss.push_back("feature vulkanMemoryModel");
+  if (r->cooperative_matrix_nv() && !c.cooperative_matrix_nv)
+    miss.push_back("extension VK_NV_cooperative_matrix with its cooperativeMatrix feature (tensor-core GEMM)");
   if (r->subgroup_arithmetic() && !c.subgroup_arithmetic_compute)
     miss.push_back("subgroup arithmetic operations in compute shaders");
   if (r->required_subgroup_size()) {
@@ -202,6 +208,7 @@ std::vector<std::string> MissingRequirements(const fbb::Requirements* r, const D
     for (const auto* e : *r->extensions()) {
       bool found = false;
       for (const auto& x : c.extensions) found |= x == e->str();
+      if (r->cooperative_matrix_nv() && e->str() == "VK_NV_cooperative_matrix") continue;  // reported above
       if (!found) miss.push_back("extension " + e->str());
     }
   return miss;

@@ -59,6 +59,8 @@ struct FeatureChain {
   VkPhysicalDeviceVulkan13Features v13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceSubgroupSizeControlFeatures sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   VkPhysicalDeviceShaderIntegerDotProductFeatures idp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cmnv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
 
   // Core aggregates where the API version has them (Vulkan12 from 1.2, Vulkan13 from 1.3);
   // otherwise the extension structs when present (never both: the spec forbids it).
@@ -67,9 +69,13 @@ struct FeatureChain {
     if (api >= VK_API_VERSION_1_2) {
       *next = &v12;
       next = &v12.pNext;
-    } else if (Has(exts, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) {
-      *next = &f16;
-      next = &f16.pNext;
+    } else {
+      if (Has(exts, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) { *next = &f16; next = &f16.pNext; }
+      if (Has(exts, VK_KHR_8BIT_STORAGE_EXTENSION_NAME)) { *next = &s8; next = &s8.pNext; }
+    }
+    if (Has(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
+      *next = &cmnv;
+      next = &cmnv.pNext;
     }
     if (api >= VK_API_VERSION_1_3) {
       *next = &v13;
@@ -84,13 +90,25 @@ struct FeatureChain {
     const VkPhysicalDeviceFeatures all = f2.features;
     f2.features = VkPhysicalDeviceFeatures{};
     f2.features.shaderInt16 = all.shaderInt16;
-    const VkBool32 float16 = v12.shaderFloat16;
+    const VkPhysicalDeviceVulkan12Features a12 = v12;
     v12 = VkPhysicalDeviceVulkan12Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, v12.pNext};
-    v12.shaderFloat16 = float16;
-    const VkBool32 ext_float16 = f16.shaderFloat16;
+    v12.shaderFloat16 = a12.shaderFloat16;
+    v12.shaderInt8 = a12.shaderInt8;
+    v12.storageBuffer8BitAccess = a12.storageBuffer8BitAccess;
+    v12.vulkanMemoryModel = a12.vulkanMemoryModel;  // cooperative-matrix kernels (glslang declares it)
+    v12.vulkanMemoryModelDeviceScope = a12.vulkanMemoryModelDeviceScope;
+    const VkPhysicalDeviceShaderFloat16Int8Features af16 = f16;
     f16 = VkPhysicalDeviceShaderFloat16Int8Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
                                                      f16.pNext};
-    f16.shaderFloat16 = ext_float16;
+    f16.shaderFloat16 = af16.shaderFloat16;
+    f16.shaderInt8 = af16.shaderInt8;
+    const VkBool32 ext_s8 = s8.storageBuffer8BitAccess;
+    s8 = VkPhysicalDevice8BitStorageFeatures{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES, s8.pNext};
+    s8.storageBuffer8BitAccess = ext_s8;
+    const VkBool32 coop = cmnv.cooperativeMatrix;
+    cmnv = VkPhysicalDeviceCooperativeMatrixFeaturesNV{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+                                                       cmnv.pNext};
+    cmnv.cooperativeMatrix = coop;
     const VkPhysicalDeviceVulkan13Features v = v13;
     v13 = VkPhysicalDeviceVulkan13Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, v13.pNext};
     v13.subgroupSizeControl = v.subgroupSizeControl;
@@ -245,8 +263,13 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
   FeatureChain fc;
   fc.Link(ctx->caps.api_version, ctx->caps.extensions);
   vkGetPhysicalDeviceFeatures2(ctx->physical, &fc.f2);
-  ctx->caps.shader_float16 =
-      ctx->caps.api_version >= VK_API_VERSION_1_2 ? fc.v12.shaderFloat16 : fc.f16.shaderFloat16;
+  const bool v12 = ctx->caps.api_version >= VK_API_VERSION_1_2;
+  ctx->caps.shader_float16 = v12 ? fc.v12.shaderFloat16 : fc.f16.shaderFloat16;
+  ctx->caps.shader_int8 = v12 ? fc.v12.shaderInt8 : fc.f16.shaderInt8;
+  ctx->caps.storage_buffer_8bit_access = v12 ? fc.v12.storageBuffer8BitAccess : fc.s8.storageBuffer8BitAccess;
+  ctx->caps.vulkan_memory_model = v12 && fc.v12.vulkanMemoryModel;
+  ctx->caps.cooperative_matrix_nv = Has(ctx->caps.extensions, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
+                                    fc.cmnv.cooperativeMatrix;
   if (ctx->caps.api_version >= VK_API_VERSION_1_3) {
     ctx->caps.shader_integer_dot_product = fc.v13.shaderIntegerDotProduct;
     ctx->caps.subgroup_size_control = fc.v13.subgroupSizeControl;
@@ -266,8 +289,16 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
       if (Has(ctx->caps.extensions, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
         dexts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     }
-    if (ctx->caps.api_version < VK_API_VERSION_1_2 && Has(ctx->caps.extensions, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
-      dexts.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    if (ctx->caps.api_version < VK_API_VERSION_1_2) {
+      if (Has(ctx->caps.extensions, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
+        dexts.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+      if (Has(ctx->caps.extensions, VK_KHR_8BIT_STORAGE_EXTENSION_NAME)) {
+        dexts.push_back(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+        if (Has(ctx->caps.extensions, VK_KHR_STORAGE_BUFFER_STORAGE_CLASS_EXTENSION_NAME))
+          dexts.push_back(VK_KHR_STORAGE_BUFFER_STORAGE_CLASS_EXTENSION_NAME);
+      }
+    }
+    if (ctx->caps.cooperative_matrix_nv) dexts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = ctx->queue_family;

@@ -30,6 +30,10 @@ struct DeviceCaps {
   uint32_t api_version = 0;
   bool shader_integer_dot_product = false;
   bool shader_float16 = false;
+  bool shader_int8 = false;
+  bool storage_buffer_8bit_access = false;
+  bool vulkan_memory_model = false;
+  bool cooperative_matrix_nv = false;  // VK_NV_cooperative_matrix's cooperativeMatrix feature
   bool subgroup_size_control = false;
   bool compute_full_subgroups = false;
   bool subgroup_arithmetic_compute = false;

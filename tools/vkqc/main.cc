@@ -32,8 +32,12 @@ constexpr const char* kUsage = R"(usage: vkqc <command> [options]
 commands:
   import  GRAPH.json -o MODEL.vkqg           JSON graph + safetensors weights -> .vkqg
   compile MODEL.vkqg|GRAPH.json --target NAME|PROFILE.json -o OUT.vkqb
-          [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant]
+          [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant|cm]
+          [--no-coopmat] [--allow-fp16] [--coopmat-tile WMxWNxTMxTN[xBKW]]
           [--gemv-max-m N] [--force-conv im2col|direct] [--keep-intermediates]
+          cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for
+          float ones); --no-coopmat: never chosen on its own; --allow-fp16: float layers may use
+          it with fp16 operands; --coopmat-tile: subgroups and matrix tiles per workgroup
   inspect OUT.vkqb                           per layer: variant and why, tiles, bytes; memory plan
   inspect MODEL.vkqg|GRAPH.json --target T [--tokens N,...] [--force-...]
                                              the same, compiled in memory
@@ -67,10 +71,12 @@ struct Args {
 
 // Flags without a value, and options that take one; anything else is unknown.
 bool IsSwitch(const std::string& k) {
-  return k == "--validation" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op";
+  return k == "--validation" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
+         k == "--no-coopmat" || k == "--allow-fp16";
 }
 bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
+                                  "--coopmat-tile",
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline"};
   for (const char* v : kValued)
@@ -177,7 +183,30 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     const std::string k = a.Get("--force-accum");
     if (k == "dot") o.select.force_accum = linear::Accum::IntDot;
     else if (k == "dequant") o.select.force_accum = linear::Accum::Dequant;
-    else return UserError("--force-accum must be dot or dequant, not '" + k + "'");
+    else if (k == "cm") o.select.force_accum = linear::Accum::CoopMat;
+    else return UserError("--force-accum must be dot, dequant or cm, not '" + k + "'");
+  }
+  o.select.no_coopmat = a.Has("--no-coopmat");
+  o.select.allow_fp16 = a.Has("--allow-fp16");
+  if (a.Has("--coopmat-tile")) {
+    const std::string t = a.Get("--coopmat-tile");
+    std::vector<uint32_t> v;
+    size_t start = 0;
+    while (start <= t.size()) {
+      size_t end = t.find('x', start);
+      if (end == std::string::npos) end = t.size();
+      VKQC_ASSIGN_OR_RETURN(int64_t x, ParseInt(t.substr(start, end - start), "--coopmat-tile"));
+      if (x < 1 || x > 64) return UserError("--coopmat-tile: each number must be in 1..64");
+      v.push_back(uint32_t(x));
+      start = end + 1;
+    }
+    if (v.size() != 4 && v.size() != 5)
+      return UserError("--coopmat-tile must be WMxWNxTMxTN or WMxWNxTMxTNxBKW (e.g. 2x4x4x2x16), not '" + t + "'");
+    o.select.cm_wm = v[0];
+    o.select.cm_wn = v[1];
+    o.select.cm_tm = v[2];
+    o.select.cm_tn = v[3];
+    if (v.size() == 5) o.select.cm_bkw = v[4];
   }
   if (a.Has("--force-conv")) {
     const std::string k = a.Get("--force-conv");
@@ -218,7 +247,7 @@ Status CmdImport(const Args& a) {
 
 Status CmdCompile(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--keep-intermediates"}));
+                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-tile"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
     return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
   VKQC_ASSIGN_OR_RETURN(auto bytes, CompileFromArgs(a, a.pos[0]));
@@ -245,6 +274,12 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
   std::printf("requires: Vulkan %u.%u", r->api_version() >> 22, (r->api_version() >> 12) & 0x3FF);
   if (r->shader_integer_dot_product()) std::printf(", shaderIntegerDotProduct");
   if (r->shader_float16()) std::printf(", shaderFloat16");
+  if (r->shader_int8()) std::printf(", shaderInt8");
+  if (r->storage_buffer_8bit_access()) std::printf(", storageBuffer8BitAccess");
+  if (r->vulkan_memory_model()) std::printf(", vulkanMemoryModel");
+  if (r->cooperative_matrix_nv()) std::printf(", cooperativeMatrix (NV)");
+  if (r->extensions())
+    for (const auto* e : *r->extensions()) std::printf(", %s", e->c_str());
   if (r->subgroup_arithmetic()) std::printf(", subgroup arithmetic");
   if (r->required_subgroup_size()) std::printf(", subgroup size %u", r->required_subgroup_size());
   std::printf("\n          shared memory %u B, %u invocations, storage range %s, %u storage buffers/stage, "
@@ -308,11 +343,13 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv"}));
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
+                          "--no-coopmat", "--allow-fp16", "--coopmat-tile"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL.vkqg --target T");
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv"})
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
+                          "--no-coopmat", "--allow-fp16", "--coopmat-tile"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));
     bytes = *b;

@@ -7,7 +7,9 @@
 namespace vkqc::linear {
 
 const char* AlgoName(Algo a) { return a == Algo::Gemm ? "gemm" : "gemv"; }
-const char* AccumName(Accum a) { return a == Accum::IntDot ? "dot" : "dequant"; }
+const char* AccumName(Accum a) {
+  return a == Accum::IntDot ? "dot" : a == Accum::CoopMat ? "cm" : "dequant";
+}
 
 std::string LinearChoice::VariantName(const LinearShape& s) const {
   std::string v = "linear_";
@@ -18,12 +20,19 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
   v += "_";
   if (s.out_q8) v += "q8to_";
   v += AccumName(accum);
+  if (accum == Accum::CoopMat && !cm_int8) v += "f16";
   v += "_";
   v += AlgoName(algo);
   return v;
 }
 
 uint32_t LinearChoice::SharedMemoryBytes() const {
+  if (accum == Accum::CoopMat) {  // shaders/linear_coopmat.comp's shared arrays
+    const uint32_t bm = CmBlockM(), bn = CmBlockN();
+    uint32_t b = (bm + bn) * (cm_bkw / 4 + 1) * 16 + cm_wm * cm_wn * cm_m * cm_n * 4;
+    if (cm_int8) b += bm * 4 + cm_nslot * bn * 8;
+    return b;
+  }
   if (algo == Algo::Gemm) {
     const uint32_t sbk = bk4 + 1;
     const uint32_t a_elem = accum == Accum::IntDot ? 4 : 16;
@@ -105,19 +114,35 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   d.push = Bytes(push);
   d.shared_memory_bytes = c.SharedMemoryBytes();
   auto& defs = d.shader.defines;
+  const bool cm = c.accum == Accum::CoopMat;
   if (c.accum == Accum::IntDot) defs.push_back("VKQC_INT_DOT");
+  else if (cm && c.cm_int8) defs.push_back("VKQC_CM_INT");
   else if (s.x_int8) defs.push_back("VKQC_X_Q8");
   if (s.Int4()) defs.push_back("VKQC_W4");
   if (s.weights == ir::Scheme::Q4GAW) defs.push_back("VKQC_W4_ZP");
   // Per-row activation parameters: computed for this layer (int path), or carried by a
   // per-token int8 input (either path).
-  if (s.act == ir::Scheme::DQ8CA && (c.accum == Accum::IntDot || s.x_int8)) defs.push_back("VKQC_ACT_ROW");
+  const bool int_path = c.accum == Accum::IntDot || (cm && c.cm_int8);
+  if (s.act == ir::Scheme::DQ8CA && (int_path || s.x_int8)) defs.push_back("VKQC_ACT_ROW");
   if (s.out_q8) defs.push_back("VKQC_OUT_Q8");
   const uint32_t gs = s.Int4() ? uint32_t(s.group_size) : 32u;
   d.spec = {{2, uint32_t(s.m)},     {3, uint32_t(s.n)},  {4, uint32_t(s.k)},  {5, PackedK4(s.k)},
             {6, pk.kw},             {7, gs},             {8, pk.scale_off},   {9, pk.zp_off},
             {10, pk.wsum_off},      {11, pk.bias_off},   {12, PackedK4(s.n)}};
-  if (c.algo == Algo::Gemm) {
+  if (cm) {
+    d.shader.source = "linear_coopmat.comp";
+    const uint32_t nt = c.Invocations();
+    d.spec.insert(d.spec.begin(), {0, nt});
+    for (SpecValue v : {SpecValue{13, c.cm_sg}, {14, c.cm_wm}, {15, c.cm_wn}, {16, c.cm_tm}, {17, c.cm_tn},
+                        {18, c.cm_m}, {19, c.cm_n}, {20, c.cm_k}, {21, c.cm_bkw}, {22, std::max(1u, c.cm_nslot)}})
+      d.spec.push_back(v);
+    d.local_size[0] = nt;
+    d.local_size[1] = d.local_size[2] = 1;
+    d.group_count[0] = Ceil(s.n, c.CmBlockN());
+    d.group_count[1] = Ceil(s.m, c.CmBlockM());
+    d.group_count[2] = 1;
+    d.required_subgroup_size = c.cm_pin_subgroup ? c.cm_sg : 0;
+  } else if (c.algo == Algo::Gemm) {
     d.shader.source = "linear_gemm.comp";
     d.spec.insert(d.spec.begin(), {{0, c.tx}, {1, c.ty}});
     d.spec.push_back({13, c.bk4});

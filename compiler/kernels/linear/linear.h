@@ -1,8 +1,11 @@
 // Linear op family: variant choice, weight packing and dispatch parameters.
-// Variants (DESIGN 5): linear_<act>_q8csw_<accum>_<algo>, accum in {dot, dequant},
-// algo in {gemm, gemv}. dot = int32 accumulation with the packed int8 dot product after a
-// quantize_q8ta dispatch; dequant = int8 weights dequantized in the shader, fp32 accumulation,
-// activation quantization skipped (the weight-only function, DESIGN 4).
+// Variants (DESIGN 5): linear_<act>_<weights>[_q8to]_<accum>_<algo>, accum in {dot, dequant,
+// cm, cmf16}, algo in {gemm, gemv}. dot = int32 accumulation with the packed int8 dot product
+// after a quantize_q8ta/dq8ca dispatch; dequant = weights dequantized in the shader, fp32
+// accumulation, activation quantization skipped (the weight-only function, DESIGN 4);
+// cm = cooperative-matrix GEMM (tensor cores, VK_NV_cooperative_matrix) with int8 operands and
+// int32 accumulation, the same function as dot; cmf16 = cooperative-matrix GEMM of float
+// activations with fp16 operands and fp32 accumulation (opt-in: fp16 rounding).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -16,9 +19,9 @@
 namespace vkqc::linear {
 
 enum class Algo { Gemm, Gemv };
-enum class Accum { IntDot, Dequant };
+enum class Accum { IntDot, Dequant, CoopMat };
 const char* AlgoName(Algo a);    // "gemm" / "gemv"
-const char* AccumName(Accum a);  // "dot" / "dequant"
+const char* AccumName(Accum a);  // "dot" / "dequant" / "cm"
 
 struct LinearShape {
   int64_t m = 1, k = 1, n = 1;
@@ -30,14 +33,20 @@ struct LinearShape {
   bool relu = false;
   bool relu6 = false;
   bool out_q8 = false;                    // q8to output
+  bool conv = false;                      // the GEMM of a convolution (no cooperative matrix yet)
   bool Quantized() const { return x_int8 || act == ir::Scheme::Q8TA || act == ir::Scheme::DQ8CA; }
   bool Int4() const { return weights == ir::Scheme::Q4GSW || weights == ir::Scheme::Q4GAW; }
 };
 
 struct SelectOptions {
   std::optional<Algo> force_algo;
-  std::optional<Accum> force_accum;
+  std::optional<Accum> force_accum;  // CoopMat: int8 or fp16 operands by the activations
   uint32_t gemv_max_m = 0;  // 0: the profile's sidecar value, else kDefaultGemvMaxM
+  bool no_coopmat = false;  // never choose the cooperative-matrix GEMM on its own
+  bool allow_fp16 = false;  // float (weight-only) layers may use the fp16 cooperative-matrix GEMM
+  // Cooperative-matrix tile override (tuning): subgroups wm x wn, tiles per subgroup tm x tn,
+  // K words per step; 0 = chosen by selection.
+  uint32_t cm_wm = 0, cm_wn = 0, cm_tm = 0, cm_tn = 0, cm_bkw = 0;
 };
 constexpr uint32_t kDefaultGemvMaxM = 8;
 
@@ -50,11 +59,24 @@ struct LinearChoice {
   // GEMV: `threads` per workgroup (power of two), nr channels and mb rows per workgroup,
   // subgroup_size > 0 pins the subgroup width and enables the subgroupAdd reduction.
   uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0;
+  // Cooperative matrix (accum CoopMat, algo Gemm): cm_m x cm_n x cm_k matrix shape; a workgroup
+  // of cm_wm x cm_wn subgroups of cm_sg invocations, each cm_tm x cm_tn tiles, so the block is
+  // (cm_wm*cm_tm*cm_m) x (cm_wn*cm_tn*cm_n); cm_bkw shared words (4 bytes) along K per step;
+  // cm_nslot chunk slots of per-group weight sums (int4 weights on the int8 path);
+  // cm_pin_subgroup: pin cm_sg as the required subgroup size.
+  bool cm_int8 = true;  // int8 operands (quantized activations) or fp16 (float activations)
+  uint32_t cm_m = 16, cm_n = 16, cm_k = 32, cm_sg = 32, cm_wm = 2, cm_wn = 4, cm_tm = 4, cm_tn = 2,
+           cm_bkw = 16, cm_nslot = 0;
+  bool cm_pin_subgroup = false;
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)
 
   std::string VariantName(const LinearShape& shape) const;
   uint32_t SharedMemoryBytes() const;
-  uint32_t Invocations() const { return algo == Algo::Gemm ? tx * ty : threads; }
+  uint32_t Invocations() const {
+    return accum == Accum::CoopMat ? cm_sg * cm_wm * cm_wn : algo == Algo::Gemm ? tx * ty : threads;
+  }
+  uint32_t CmBlockM() const { return cm_wm * cm_tm * cm_m; }
+  uint32_t CmBlockN() const { return cm_wn * cm_tn * cm_n; }
 };
 
 Result<LinearChoice> SelectLinear(const LinearShape& shape, const TargetProfile& profile,
@@ -71,6 +93,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& shape, const TargetProfile&
 //   zp_off        q4gaw zero points, bytes [N][G] (4 per word)
 //   wsum_off      q8csw: i32 sum of each channel's weights [N]
 //   bias_off      f32 bias [N] (zero when the layer has none)
+//   the region is zero padded to a multiple of 16 bytes (linear_coopmat.comp reads uvec4).
 // One layout serves GEMM and GEMV, so every program of a bundle shares one copy.
 constexpr uint32_t kKWordAlign = 8;
 uint32_t PackedK4(int64_t k);   // activation / q8 words per row

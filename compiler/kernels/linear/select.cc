@@ -16,6 +16,99 @@ uint32_t FloorPow2(uint32_t v) {
   return p;
 }
 
+bool HasQuirk(const TargetProfile& p, const std::string& q) {
+  for (const auto& x : p.quirks)
+    if (x == q) return true;
+  return false;
+}
+
+// The profile's cooperative-matrix shape with operands `ab`, accumulator and result `acc` and
+// K = k, preferring 16 x 16 outputs, then 16 x 8; null when it lists none.
+const CoopMatShape* FindCoopMatShape(const TargetProfile& p, const std::string& ab, const std::string& acc,
+                                     uint32_t k) {
+  for (uint32_t n : {16u, 8u})
+    for (const auto& cs : p.coopmat_shapes)
+      if (cs.m == 16 && cs.n == n && cs.k == k && cs.a_type == ab && cs.b_type == ab && cs.c_type == acc &&
+          cs.result_type == acc)
+        return &cs;
+  return nullptr;
+}
+
+// Plans the cooperative-matrix GEMM (shaders/linear_coopmat.comp) of this layer on `p` into c's
+// cm_* fields; returns why it cannot run it ("" = it can). Does not look at the options that
+// decide whether it should.
+std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const SelectOptions& o, LinearChoice& c) {
+  if (s.conv) return "convolutions use the tiled GEMM";
+  if (!p.HasExtension("VK_NV_cooperative_matrix"))
+    return "'" + p.name + "' lacks VK_NV_cooperative_matrix (the shader toolchain emits only the NV extension)";
+  if (HasQuirk(p, "coopmat_unreliable")) return "'" + p.name + "' has the quirk coopmat_unreliable";
+  const bool int8 = s.Quantized();
+  if (int8 && !p.shader_int8) return "'" + p.name + "' lacks shaderInt8 (int8 matrix operands)";
+  if (!int8 && !p.shader_float16) return "'" + p.name + "' lacks shaderFloat16 (fp16 matrix operands)";
+  const CoopMatShape* cs = int8 ? FindCoopMatShape(p, "sint8", "sint32", 32) : FindCoopMatShape(p, "float16", "float32", 16);
+  if (!cs)
+    return std::string("'") + p.name + "' lists no " +
+           (int8 ? "sint8 x sint8 -> sint32 16x16x32 or 16x8x32" : "float16 x float16 -> float32 16x16x16 or 16x8x16") +
+           " cooperative-matrix shape";
+  if (int8 && s.k > kMaxExactK)
+    return "K=" + std::to_string(s.k) + " exceeds the exact int32 range";
+  if (int8 && s.Int4() && (s.group_size % 32 != 0 || s.group_size > 256))
+    return "int4 group size " + std::to_string(s.group_size) +
+           " is not a multiple of 32 up to 256 (int32 accumulation per group)";
+  const uint32_t sg = p.tuned_subgroup_size ? p.tuned_subgroup_size : p.subgroup_size;
+  if (sg == 0) return "'" + p.name + "' does not state its subgroup size";
+  if ((p.min_subgroup_size && sg < p.min_subgroup_size) || (p.max_subgroup_size && sg > p.max_subgroup_size))
+    return "subgroup size " + std::to_string(sg) + " is outside the target's range";
+  c.cm_int8 = int8;
+  c.cm_m = cs->m;
+  c.cm_n = cs->n;
+  c.cm_k = cs->k;
+  c.cm_sg = sg;
+  // Pinning guarantees the subgroup layout the tiles assume; otherwise the default size is it.
+  c.cm_pin_subgroup = p.subgroup_size_control && p.required_subgroup_size_compute && p.compute_full_subgroups;
+  if (!c.cm_pin_subgroup && p.subgroup_size != sg)
+    return "subgroup size " + std::to_string(sg) + " cannot be pinned on '" + p.name + "'";
+  c.cm_wm = o.cm_wm ? o.cm_wm : 2;
+  c.cm_wn = o.cm_wn ? o.cm_wn : 4;
+  c.cm_tm = o.cm_tm ? o.cm_tm : s.m <= 32 ? 1 : s.m <= 64 ? 2 : 4;  // small M: short blocks
+  c.cm_tn = o.cm_tn ? o.cm_tn : 32 / c.cm_n;                      // 32 columns per subgroup
+  c.cm_bkw = o.cm_bkw ? o.cm_bkw : 16;                            // 64 bytes of K per step
+  const uint32_t lkw = c.cm_k / (int8 ? 4 : 2);                   // shared words per MulAdd
+  if (c.cm_bkw % 4 || c.cm_bkw % lkw || lkw % 4)
+    return "K step of " + std::to_string(c.cm_bkw) + " words does not fit the " + std::to_string(c.cm_k) +
+           "-deep matrix shape";
+  c.cm_nslot = 0;
+  if (int8 && s.Int4()) {
+    const uint32_t cps = c.cm_bkw / 8, gc = uint32_t(s.group_size) / 32;  // 32-value chunks
+    c.cm_nslot = (gc % cps == 0 || cps % gc == 0) ? std::max(gc, cps) : gc + cps;
+  }
+  // Fit the target: fewer tiles per subgroup, then fewer subgroups.
+  const uint32_t inv = std::min(p.max_compute_work_group_invocations, p.max_compute_work_group_size[0]);
+  while (c.SharedMemoryBytes() > p.max_compute_shared_memory_size || c.Invocations() > inv) {
+    if (c.cm_tm > 1) c.cm_tm /= 2;
+    else if (c.cm_tn > 1) c.cm_tn /= 2;
+    else if (c.cm_wn > 1) c.cm_wn /= 2;
+    else if (c.cm_wm > 1) c.cm_wm /= 2;
+    else return "no cooperative-matrix tile fits the target's shared memory / invocation limits";
+  }
+  if (uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) > p.max_compute_work_group_count[1] ||
+      uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN()) > p.max_compute_work_group_count[0])
+    return "too many workgroups for the target's workgroup count limits";
+  return "";
+}
+
+std::string CoopMatSummary(const LinearShape& s, const TargetProfile& p, const LinearChoice& c) {
+  std::ostringstream o;
+  o << "cooperative matrix on '" << p.name << "' (VK_NV_cooperative_matrix, "
+    << (c.cm_int8 ? "sint8 " : "float16 ") << c.cm_m << "x" << c.cm_n << "x" << c.cm_k << " -> "
+    << (c.cm_int8 ? "sint32" : "float32") << "): ";
+  if (c.cm_int8)
+    o << "int8 operands, int32 accumulation" << (s.Int4() ? " per group, folded into fp32 at each group" : "");
+  else
+    o << "fp16 operands (activations and dequantized weights rounded to fp16), fp32 accumulation";
+  return o.str();
+}
+
 Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOptions& o,
                    LinearChoice& c) {
   const bool quantized = s.Quantized();
@@ -64,6 +157,17 @@ Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOpt
 Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                                   const SelectOptions& o) {
   LinearChoice c;
+  if (o.force_accum && *o.force_accum == Accum::CoopMat) {
+    const std::string no = PlanCoopMat(s, p, o, c);
+    if (!no.empty()) return UserError("cooperative-matrix accumulation was forced, but " + no);
+    c.accum = Accum::CoopMat;
+    c.algo = Algo::Gemm;
+    std::ostringstream why;
+    why << "accumulation forced to cm: " << CoopMatSummary(s, p, c) << "; block " << c.CmBlockM() << "x"
+        << c.CmBlockN() << ", " << c.cm_wm * c.cm_wn << " subgroups";
+    c.reason = why.str();
+    return c;
+  }
   VKQC_TRY(ChooseAccum(s, p, o, c));
 
   const uint32_t gemv_max = o.gemv_max_m ? o.gemv_max_m
@@ -118,6 +222,28 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     return InternalError("linear selection produced a workgroup that exceeds the limits of '" +
                          p.name + "'");
   c.reason += why.str();
+
+  // The cooperative-matrix GEMM replaces the tiled GEMM where the target has it: always for the
+  // int8 path (the same exact function), for float activations only with allow_fp16.
+  if (c.algo == Algo::Gemm && !o.force_accum && !s.conv) {
+    LinearChoice cm = c;
+    const std::string no = PlanCoopMat(s, p, o, cm);
+    if (o.no_coopmat) {
+      if (no.empty()) c.reason += "; cooperative matrix disabled by option";
+    } else if (!no.empty()) {
+      c.reason += "; no cooperative matrix: " + no;
+    } else if (!cm.cm_int8 && !o.allow_fp16) {
+      c.reason += "; the fp16 cooperative matrix is opt-in (--allow-fp16): fp16 rounding of activations and weights";
+    } else {
+      cm.accum = Accum::CoopMat;
+      std::ostringstream r;
+      r << CoopMatSummary(s, p, cm) << "; M=" << s.m << (o.force_algo ? " (GEMM forced)" : " > GEMV threshold " + std::to_string(gemv_max))
+        << ": cooperative-matrix GEMM, block " << cm.CmBlockM() << "x" << cm.CmBlockN() << ", " << cm.cm_wm * cm.cm_wn
+        << " subgroups of " << cm.cm_sg;
+      cm.reason = r.str();
+      return cm;
+    }
+  }
   return c;
 }
 

@@ -1,0 +1,324 @@
+#version 450
+// Cooperative-matrix GEMM for linear: y[M,N] = epilogue(x[M,K] . W[N,K]^T), on tensor cores through
+// VK_NV_cooperative_matrix (Debian's glslang compiles GL_NV_cooperative_matrix, not the KHR one).
+//
+// A workgroup is WM x WN subgroups of SG invocations; subgroup (wm, wn) owns TM x TN matrix tiles
+// of LM x LN outputs, so the workgroup computes a BM x BN block (BM = WM*TM*LM, BN = WN*TN*LN).
+// K advances BKW shared words per step (64 int8 or 32 fp16 values for BKW = 16): the next step
+// is loaded from global memory into registers while this one multiplies, then stored to shared
+// rows of SAS = BKW + 4 words (the skew spreads the rows over the banks). A is staged [m][k] and
+// loaded row-major, B is staged [n][k] (the packed weight order) and loaded column-major. Rows,
+// channels and K values beyond the layer stage as zeros, and every output is bounds checked, so
+// ragged M, N and K need no special case.
+//
+// Variants (with linear_common.glslh's VKQC_W4, VKQC_W4_ZP, VKQC_ACT_ROW, VKQC_OUT_Q8):
+//   VKQC_CM_INT  x is packed int8 rows (quantize_q8ta / quantize_dq8ca, or an int8 input):
+//                A = xq, B = w - zp_w as int8, int32 accumulation (DESIGN 4, exact).
+//                q8csw: one int32 accumulator over K; the epilogue applies
+//                (acc - zp_x * wsum[n]) * s_w[n] * s_x[m] exactly as linear_gemm.comp.
+//                int4 (GS a multiple of LK): one int32 accumulator per group, folded into fp32
+//                at the group's end as (acc - zp_x * sum_g(w - zp_w)) * s_w[n][g]; both terms
+//                are integers below 2^24, so the subtraction is exact before the one rounding.
+//   otherwise    x is float: A = fp16(x), B = fp16(s_w * (w - zp_w)), fp32 accumulation.
+//                fp16 rounding of both operands: the looser tolerance of an fp16 variant.
+// The per-element fold of int4 needs each accumulator component's (row, column), which the
+// extension leaves to the implementation: an index tile (value = row * LN + column) is loaded
+// once into the same matrix type and read component by component.
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_control_flow_attributes : require
+#ifdef VKQC_CM_INT
+#extension GL_NV_integer_cooperative_matrix : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#else
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#define VKQC_COOPMAT
+layout(local_size_x_id = 0) in;
+#include "linear_common.glslh"
+
+layout(constant_id = 13) const uint SG = 32;    // subgroup size (pinned where the target allows)
+layout(constant_id = 14) const uint WM = 2;     // subgroups along M
+layout(constant_id = 15) const uint WN = 4;     // subgroups along N
+layout(constant_id = 16) const uint TM = 4;     // matrix tiles per subgroup along M
+layout(constant_id = 17) const uint TN = 2;     // matrix tiles per subgroup along N
+layout(constant_id = 18) const uint LM = 16;    // matrix shape: LM x LN outputs, LK along K
+layout(constant_id = 19) const uint LN = 16;
+layout(constant_id = 20) const uint LK = 32;
+layout(constant_id = 21) const uint BKW = 16;   // shared words along K per step (multiple of LK/KPW and 4)
+layout(constant_id = 22) const uint NSLOT = 2;  // int4 int path: chunk slots of weight sums/scales
+
+const uint NT = SG * WM * WN;
+const uint BM = WM * TM * LM;
+const uint BN = WN * TN * LN;
+const uint SAS4 = BKW / 4u + 1u;  // shared row stride in uvec4 (BKW + 4 words)
+const uint U4 = BKW / 4u;         // uvec4 per staged row per step
+#ifdef VKQC_CM_INT
+const uint KPW = 4u;              // K values per shared word
+#else
+const uint KPW = 2u;
+#endif
+const uint BK = BKW * KPW;        // K values per step
+const uint LK4 = LK / KPW / 4u;   // uvec4 per row of one MulAdd's K range
+const uint SUB = BKW / (LK / KPW);
+const uint TILE4 = LM * LN / 4u;  // uvec4 of one 32-bit LM x LN tile
+
+#ifdef VKQC_CM_INT
+#define A_T icoopmatNV<8, gl_ScopeSubgroup, LM, LK>
+#define B_T icoopmatNV<8, gl_ScopeSubgroup, LK, LN>
+#define C_T icoopmatNV<32, gl_ScopeSubgroup, LM, LN>
+#else
+#define A_T fcoopmatNV<16, gl_ScopeSubgroup, LM, LK>
+#define B_T fcoopmatNV<16, gl_ScopeSubgroup, LK, LN>
+#define C_T fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>
+#endif
+#define F_T fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>
+
+shared uvec4 sA[BM * SAS4];
+shared uvec4 sB[BN * SAS4];
+shared uvec4 sOut[WM * WN * TILE4];  // one tile per subgroup: epilogue staging, index tile
+#ifdef VKQC_CM_INT
+shared int sZx[BM];                  // activation zero point of each row of the block
+#endif
+
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+// B units are 32-value chunks of one channel (4 int4 words in, 8 int8 words out).
+const uint CPS = BK / 32u;           // chunks per step
+const uint B_UNITS = BN * CPS;
+const uint BW = 2u;                  // shared uvec4 per unit
+shared int sWs[NSLOT * BN];          // per chunk slot and column: sum of (w - zp) over the chunk
+shared float sSc[NSLOT * BN];        // ... and the chunk's group scale
+#else
+const uint B_UNITS = BN * U4;        // one shared uvec4 per unit
+const uint BW = 1u;
+#endif
+const uint A_UNITS = BM * U4;
+const uint A_PT = (A_UNITS + NT - 1u) / NT;
+const uint B_PT = (B_UNITS + NT - 1u) / NT;
+
+// ---- global -> registers ------------------------------------------------------------------
+// Unit u of the A block for the step starting at K value k0: 16 bytes of one row.
+uvec4 load_a(uint m0, uint u, uint k0) {
+  const uint r = u / U4, c = u % U4, m = m0 + r;
+#ifdef VKQC_CM_INT
+  const uint k4 = k0 / 4u + c * 4u;  // activation word (a multiple of 4)
+  return (m < M && k4 < K4P) ? xq4[(m * K4P + k4) >> 2] : uvec4(0u);
+#else
+  const uint k = k0 + c * 8u;        // 8 values -> 8 halves
+  float v[8];
+  [[unroll]] for (uint j = 0u; j < 8u; ++j) v[j] = (m < M && k + j < K) ? x[m * K + k + j] : 0.0;
+  return uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),
+               packHalf2x16(vec2(v[4], v[5])), packHalf2x16(vec2(v[6], v[7])));
+#endif
+}
+
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+// Chunk (u % CPS) of channel n0 + u / CPS: its 32 weights as (w - zp) int8 words, their sum and
+// the group's scale. K is a multiple of 32 here, so a chunk is either inside K or beyond it.
+void load_b(uint n0, uint u, uint k0, out uvec4 lo, out uvec4 hi, out int ws, out float sc) {
+  const uint n = n0 + u / CPS, k = k0 + (u % CPS) * 32u;
+  lo = uvec4(0u);
+  hi = uvec4(0u);
+  ws = 0;
+  sc = 0.0;
+  if (n >= N || k >= K) return;
+  const uvec4 q = cw4[(n * KW + k / 8u) >> 2];
+  const uint g = k / GS, zp = weight_zp(n, g);
+  const uvec4 l4 = q & 0x0F0F0F0Fu, h4 = (q >> 4) & 0x0F0F0F0Fu;
+  lo = uvec4(nibbles_minus_zp(l4.x, zp), nibbles_minus_zp(h4.x, zp), nibbles_minus_zp(l4.y, zp),
+             nibbles_minus_zp(h4.y, zp));
+  hi = uvec4(nibbles_minus_zp(l4.z, zp), nibbles_minus_zp(h4.z, zp), nibbles_minus_zp(l4.w, zp),
+             nibbles_minus_zp(h4.w, zp));
+  const uvec4 t = l4 + h4;                 // bytes <= 30
+  const uint b = t.x + t.y + t.z + t.w;    // bytes <= 120: no carries between bytes
+  const uint nib_sum = (b & 0xFFu) + ((b >> 8) & 0xFFu) + ((b >> 16) & 0xFFu) + (b >> 24);
+  ws = int(nib_sum) - int(32u * zp);
+  sc = weight_scale(n, g);
+}
+#else
+// Unit u of the B block: 16 bytes of the staged [n][k] row of channel n0 + u / U4.
+uvec4 load_b(uint n0, uint u, uint k0) {
+  const uint n = n0 + u / U4, c = u % U4;
+#ifdef VKQC_CM_INT
+  const uint k4 = k0 / 4u + c * 4u;  // q8csw word; padding words are zero weights
+  return (n < N && k4 < KW) ? cw4[(n * KW + k4) >> 2] : uvec4(0u);
+#else
+  const uint k = k0 + c * 8u;        // 8 values (K is a multiple of 8 for int4)
+  if (n >= N || k >= K) return uvec4(0u);
+#ifdef VKQC_W4
+  const uint q = CW(n * KW + k / 8u), g = k / GS, zp = weight_zp(n, g);
+  const float s = weight_scale(n, g);
+  const vec4 a = unpack_i8x4(nibbles_minus_zp(q & 0x0F0F0F0Fu, zp)) * s;
+  const vec4 b = unpack_i8x4(nibbles_minus_zp((q >> 4) & 0x0F0F0F0Fu, zp)) * s;
+#else
+  const float s = weight_scale(n, 0u);
+  const vec4 a = unpack_i8x4(CW(n * KW + k / 4u)) * s;
+  const vec4 b = unpack_i8x4(CW(n * KW + k / 4u + 1u)) * s;  // inside KW: K4P is even
+#endif
+  return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
+#endif
+}
+#endif
+
+// ---- epilogue -----------------------------------------------------------------------------
+// The float output value of accumulator bits `bits` at output (m, n), before bias and relu.
+float output_value(uint bits, uint m, uint n, uint r) {
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+  return uintBitsToFloat(bits) * act_scale(m);  // folded per group already
+#elif defined(VKQC_CM_INT)
+  // Exact in int32: acc - zp_x * sum(w); cast before scaling (as linear_gemm.comp).
+  return float(int(bits) - sZx[r] * int(CW(WSUM_OFF + n))) * weight_scale(n, 0u) * act_scale(m);
+#else
+  return uintBitsToFloat(bits);
+#endif
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+  const uint n0 = gl_WorkGroupID.x * BN;
+  const uint m0 = gl_WorkGroupID.y * BM;
+  const uint rbase = (sg / WN) * TM * LM;  // this subgroup's rows / columns within the block
+  const uint cbase = (sg % WN) * TN * LN;
+  const uint obase = sg * TILE4;           // its tile of sOut
+
+#ifdef VKQC_CM_INT
+  for (uint r = tid; r < BM; r += NT) sZx[r] = act_zero_point(min(m0 + r, M - 1u));
+#endif
+
+  C_T acc[TM][TN];
+  [[unroll]] for (uint i = 0u; i < TM; ++i)
+    [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = C_T(0);
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+  F_T accf[TM][TN];
+  [[unroll]] for (uint i = 0u; i < TM; ++i)
+    [[unroll]] for (uint j = 0u; j < TN; ++j) accf[i][j] = F_T(0.0);
+  // The index tile: component c of `idx` holds row * LN + column of component c of any F_T.
+  for (uint e = lane; e < LM * LN; e += SG) sOut[obase + e / 4u][e % 4u] = floatBitsToUint(float(e));
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+  F_T idx;
+  coopMatLoadNV(idx, sOut, obase, LN / 4u, false);
+  subgroupBarrier();
+#endif
+
+  uvec4 ra[A_PT];
+  uvec4 rb[B_PT * BW];
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+  int rws[B_PT];
+  float rsc[B_PT];
+#endif
+
+  // Prefetch of the step at K value k0.
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#define PREFETCH(k0)                                                                              \
+  [[unroll]] for (uint i = 0u; i < A_PT; ++i) {                                                   \
+    const uint u = tid + i * NT;                                                                  \
+    ra[i] = u < A_UNITS ? load_a(m0, u, k0) : uvec4(0u);                                          \
+  }                                                                                               \
+  [[unroll]] for (uint i = 0u; i < B_PT; ++i) {                                                   \
+    const uint u = tid + i * NT;                                                                  \
+    if (u < B_UNITS) load_b(n0, u, k0, rb[2u * i], rb[2u * i + 1u], rws[i], rsc[i]);              \
+  }
+#else
+#define PREFETCH(k0)                                                                              \
+  [[unroll]] for (uint i = 0u; i < A_PT; ++i) {                                                   \
+    const uint u = tid + i * NT;                                                                  \
+    ra[i] = u < A_UNITS ? load_a(m0, u, k0) : uvec4(0u);                                          \
+  }                                                                                               \
+  [[unroll]] for (uint i = 0u; i < B_PT; ++i) {                                                   \
+    const uint u = tid + i * NT;                                                                  \
+    rb[i] = u < B_UNITS ? load_b(n0, u, k0) : uvec4(0u);                                          \
+  }
+#endif
+
+  PREFETCH(0u)
+  for (uint k0 = 0u; k0 < K; k0 += BK) {
+    barrier();  // every subgroup is done with the previous step's shared tiles
+    [[unroll]] for (uint i = 0u; i < A_PT; ++i) {
+      const uint u = tid + i * NT;
+      if (u < A_UNITS) sA[(u / U4) * SAS4 + u % U4] = ra[i];
+    }
+    [[unroll]] for (uint i = 0u; i < B_PT; ++i) {
+      const uint u = tid + i * NT;
+      if (u >= B_UNITS) continue;
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+      const uint r = u / CPS, ch = u % CPS;
+      sB[r * SAS4 + ch * 2u] = rb[2u * i];
+      sB[r * SAS4 + ch * 2u + 1u] = rb[2u * i + 1u];
+      const uint slot = (k0 / 32u + ch) % NSLOT;
+      sWs[slot * BN + r] = rws[i];
+      sSc[slot * BN + r] = rsc[i];
+#else
+      sB[(u / U4) * SAS4 + u % U4] = rb[i];
+#endif
+    }
+    barrier();
+    if (k0 + BK < K) {
+      PREFETCH(k0 + BK)
+    }
+
+    [[unroll]] for (uint s = 0u; s < SUB; ++s) {
+      A_T a[TM];
+      [[unroll]] for (uint i = 0u; i < TM; ++i)
+        coopMatLoadNV(a[i], sA, (rbase + i * LM) * SAS4 + s * LK4, SAS4, false);
+      [[unroll]] for (uint j = 0u; j < TN; ++j) {
+        B_T b;
+        coopMatLoadNV(b, sB, (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
+        [[unroll]] for (uint i = 0u; i < TM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
+      }
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+      // End of a group: fold its int32 accumulators into fp32 (LK == 32: one chunk per MulAdd).
+      const uint kend = k0 + (s + 1u) * LK;
+      if (kend % GS == 0u && kend <= K) {
+        const uint c0 = (kend - GS) / 32u;          // the group's first chunk
+        const uint last = (kend / 32u - 1u) % NSLOT;  // its last chunk's slot (holds the scale)
+        [[unroll]] for (uint i = 0u; i < TM; ++i)
+          [[unroll]] for (uint j = 0u; j < TN; ++j) {
+            F_T f = F_T(acc[i][j]);
+            for (int c = 0; c < f.length(); ++c) {
+              const uint e = uint(idx[c]);
+              const uint row = rbase + i * LM + e / LN, col = cbase + j * LN + e % LN;
+              int ws = 0;
+              for (uint h = 0u; h < GS / 32u; ++h) ws += sWs[((c0 + h) % NSLOT) * BN + col];
+              accf[i][j][c] += (f[c] - float(sZx[row] * ws)) * sSc[last * BN + col];
+            }
+            acc[i][j] = C_T(0);
+          }
+      }
+#endif
+    }
+  }
+
+  // Epilogue, one tile at a time through this subgroup's sOut tile.
+  [[unroll]] for (uint i = 0u; i < TM; ++i)
+    [[unroll]] for (uint j = 0u; j < TN; ++j) {
+#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+      coopMatStoreNV(accf[i][j], sOut, obase, LN / 4u, false);
+#else
+      coopMatStoreNV(acc[i][j], sOut, obase, LN / 4u, false);
+#endif
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      const uint rt = rbase + i * LM, mt = m0 + rt, nt = n0 + cbase + j * LN;
+#ifdef VKQC_OUT_Q8
+      for (uint e = lane; e < TILE4; e += SG) {
+        const uint r = e / (LN / 4u), c = (e % (LN / 4u)) * 4u, m = mt + r, n = nt + c;
+        if (m >= M || n >= N) continue;
+        const uvec4 v = sOut[obase + e];
+        uint word = 0u;
+        [[unroll]] for (uint q = 0u; q < 4u; ++q)
+          if (n + q < N) word |= requantize(finish(n + q, output_value(v[q], m, n + q, rt + r))) << (8u * q);
+        yq[m * N4P + n / 4u] = word;
+      }
+#else
+      for (uint e = lane; e < LM * LN; e += SG) {
+        const uint r = e / LN, m = mt + r, n = nt + e % LN;
+        if (m < M && n < N) y[m * N + n] = finish(n, output_value(sOut[obase + e / 4u][e % 4u], m, n, rt + r));
+      }
+#endif
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+    }
+}
