@@ -59,6 +59,8 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   if (sg == 0) return "'" + p.name + "' does not state its subgroup size";
   if ((p.min_subgroup_size && sg < p.min_subgroup_size) || (p.max_subgroup_size && sg > p.max_subgroup_size))
     return "subgroup size " + std::to_string(sg) + " is outside the target's range";
+  c.accum = Accum::CoopMat;
+  c.algo = Algo::Gemm;
   c.cm_int8 = int8;
   c.cm_m = cs->m;
   c.cm_n = cs->n;

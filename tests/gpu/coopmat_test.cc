@@ -1,0 +1,292 @@
+// The cooperative-matrix GEMM (shaders/linear_coopmat.comp) on a device with
+// VK_NV_cooperative_matrix, against the CPU reference: every weight scheme x activation x
+// output, ragged M (17, 129), K not a multiple of the K step, N not a multiple of 4 or of the
+// block, int4 groups shorter and longer than a step. Where the device lacks the extension
+// (lavapipe) the kernels are skipped with the reason, and the refusal itself is tested.
+//
+// The bundle is compiled for the device's profile (VKQC_TEST_PROFILE) when it lists the
+// extension and its shapes, else for the built-in nvidia-hopper profile, with the accumulation
+// forced to cm. On an H100:
+//   VKQC_TEST_PROFILE=h100.json build/tests/vkqc_gpu_tests --gtest_filter='CoopMat*'
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "compiler/passes/pipeline.h"
+#include "gpu_fixture.h"
+#include "reference/reference.h"
+#include "tests/common/linear_graphs.h"
+
+namespace vkqc {
+namespace {
+
+using linear::Accum;
+using testing_graphs::QLayerSpec;
+
+// The profile to compile for: the device's own when it can select the cooperative matrix.
+const TargetProfile& CoopMatProfile() {
+  static const TargetProfile p = [] {
+    auto own = LoadProfile(gpu_test::TestProfile());
+    EXPECT_TRUE(own.ok()) << own.error().message;
+    linear::LinearShape s;
+    s.m = 64;
+    s.k = s.n = 256;
+    s.act = ir::Scheme::Q8TA;
+    linear::SelectOptions o;
+    o.force_accum = Accum::CoopMat;
+    if (own.ok() && linear::SelectLinear(s, *own, o).ok()) return *own;
+    auto hopper = LoadProfile("nvidia-hopper");
+    EXPECT_TRUE(hopper.ok());
+    return hopper.ok() ? *hopper : TargetProfile{};
+  }();
+  return p;
+}
+
+std::vector<uint8_t> CompileForced(const ir::Graph& g) {
+  CompileOptions o;
+  o.select.force_accum = Accum::CoopMat;
+  auto b = CompileGraph(g, CoopMatProfile(), o, 0);
+  EXPECT_TRUE(b.ok()) << b.error().message;
+  return b.ok() ? *b : std::vector<uint8_t>{};
+}
+
+// Empty when the device runs cooperative-matrix bundles, else the runtime's refusal.
+const std::string& RefusalOnThisDevice() {
+  static const std::string why = []() -> std::string {
+    QLayerSpec s;
+    s.m = 16;
+    s.k = 64;
+    s.n = 16;
+    s.weights = ir::Scheme::Q8CSW;
+    s.act = ir::Scheme::Q8TA;
+    const auto bundle = CompileForced(testing_graphs::MakeQLayer(s, 1));
+    if (bundle.empty()) return "the probe bundle did not compile";
+    vkqc_model m = nullptr;
+    if (vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), nullptr, &m) == VKQC_OK) {
+      vkqc_model_destroy(m);
+      return "";
+    }
+    return vkqc_last_error();
+  }();
+  return why;
+}
+
+#define SKIP_WITHOUT_COOPMAT()                                                                   \
+  do {                                                                                           \
+    if (!RefusalOnThisDevice().empty())                                                          \
+      GTEST_SKIP() << "the device lacks VK_NV_cooperative_matrix (or what the kernels need): " \
+                   << RefusalOnThisDevice();                                                     \
+  } while (0)
+
+// A device without the extension refuses the bundle at load with a readable list, no crash.
+TEST(CoopMat, RefusedWhereTheDeviceLacksIt) {
+  if (RefusalOnThisDevice().empty()) GTEST_SKIP() << "the device has VK_NV_cooperative_matrix";
+  QLayerSpec s;
+  s.m = 64;
+  s.weights = ir::Scheme::Q4GSW;
+  const auto bundle = CompileForced(testing_graphs::MakeQLayer(s, 2));
+  ASSERT_FALSE(bundle.empty());
+  vkqc_model m = nullptr;
+  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), nullptr, &m),
+            VKQC_ERROR_UNSUPPORTED_DEVICE);
+  const std::string err = vkqc_last_error();
+  EXPECT_NE(err.find("cannot run this bundle"), std::string::npos) << err;
+  EXPECT_NE(err.find("VK_NV_cooperative_matrix"), std::string::npos) << err;
+  gpu_test::ExpectNoValidationMessages("refusal");
+}
+
+struct Combo {
+  ir::Scheme weights;
+  ir::Scheme act;  // Float: the fp16 variant
+  bool x_int8;
+  bool out_q8;
+  int64_t gs;
+};
+
+// One layer with the cooperative matrix forced, against the reference.
+void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
+  QLayerSpec s;
+  s.m = m;
+  s.k = k;
+  s.n = n;
+  s.weights = c.weights;
+  s.group_size = c.gs;
+  s.act = c.act;
+  s.x_int8 = c.x_int8;
+  s.out_q8 = c.out_q8;
+  s.bias = seed % 2 == 0;
+  s.relu = seed % 3 == 0;
+  std::ostringstream where;
+  where << (c.x_int8 ? "i8" : ir::SchemeName(c.act)) << " x " << ir::SchemeName(c.weights) << " gs=" << c.gs
+        << (c.out_q8 ? " -> q8to" : "") << " M=" << m << " K=" << k << " N=" << n << " bias=" << s.bias
+        << " relu=" << s.relu;
+  SCOPED_TRACE(where.str());
+  const ir::Graph g = testing_graphs::MakeQLayer(s, seed);
+  const auto bundle = CompileForced(g);
+  ASSERT_FALSE(bundle.empty());
+
+  std::vector<float> xf;
+  std::vector<uint8_t> input;
+  if (c.x_int8) {
+    std::mt19937 rng(seed + 7);
+    for (int64_t i = 0; i < m * k; ++i) {
+      const int8_t v = int8_t(int(rng() % 256) - 128);
+      input.push_back(uint8_t(v));
+      xf.push_back(float(v));
+    }
+  } else {
+    xf = testing_graphs::RandomFloats(size_t(m * k), seed + 7, 1.5f);
+    for (int64_t r = 0; r < m; ++r)  // rows with different ranges: per-token parameters matter
+      for (int64_t j = 0; j < k; ++j) xf[r * k + j] = xf[r * k + j] * float(1 + r % 5) + 0.3f * float(r % 3);
+    input.resize(xf.size() * 4);
+    std::memcpy(input.data(), xf.data(), input.size());
+  }
+
+  vkqc_model model = nullptr;
+  vkqc_model_options mo;
+  vkqc_model_options_init(&mo);
+  mo.poison_memory = 1;
+  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), &mo, &model), VKQC_OK)
+      << vkqc_last_error();
+  gpu_test::Loaded guard;
+  guard.model = model;
+  ASSERT_EQ(vkqc_model_write_input(model, 0, 0, input.data(), input.size()), VKQC_OK) << vkqc_last_error();
+  ASSERT_EQ(vkqc_model_run(model, 0), VKQC_OK) << vkqc_last_error();
+  vkqc_tensor_info info;
+  ASSERT_EQ(vkqc_model_output_info(model, 0, 0, &info), VKQC_OK);
+  std::vector<uint8_t> out(info.size_bytes);
+  ASSERT_EQ(vkqc_model_read_output(model, 0, 0, out.data(), out.size()), VKQC_OK) << vkqc_last_error();
+  std::vector<bool> integer;
+  std::string variant;
+  for (uint32_t i = 0; i < vkqc_model_layer_count(model, 0); ++i) {
+    vkqc_layer_info li;
+    vkqc_model_layer_info(model, 0, i, &li);
+    if (li.op_index < 0) continue;
+    integer.push_back(li.integer_path);
+    variant = li.variant;
+  }
+  gpu_test::ExpectNoValidationMessages(where.str());
+  const bool fp16 = c.act == ir::Scheme::Float && !c.x_int8;
+  EXPECT_NE(variant.find(fp16 ? "_cmf16_gemm" : "_cm_gemm"), std::string::npos) << variant;
+
+  ref::RunOptions ro;
+  ro.integer_path = integer;
+  auto want = ref::RunGraphDetailed(g, {{"x", xf}}, ro);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  const auto& w = want->outputs.at("y");
+  int bad = 0;
+  if (c.out_q8) {
+    ASSERT_EQ(out.size(), w.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+      const int got = int8_t(out[i]);
+      if (std::abs(got - int(w[i])) > 1 && ++bad <= 5)
+        ADD_FAILURE() << "y[" << i / n << "," << i % n << "] = " << got << ", reference " << w[i];
+    }
+  } else {
+    ASSERT_EQ(out.size(), w.size() * 4);
+    const auto& mag = want->magnitude.at("y");
+    // int8 operands: exact int32 (per group), fp32 folding: as the int-dot kernels. fp16
+    // operands: both rounded to fp16 (2^-11 relative each), fp32 accumulation.
+    const double rel = fp16 ? 2e-3 : 4e-6;
+    for (size_t i = 0; i < w.size(); ++i) {
+      float got;
+      std::memcpy(&got, out.data() + 4 * i, 4);
+      const double err = std::fabs(double(got) - w[i]);
+      if (!(err <= rel * mag[i] + 1e-30) && ++bad <= 5)
+        ADD_FAILURE() << "y[" << i / n << "," << i % n << "] = " << got << ", reference " << w[i] << " (error "
+                      << err << " > " << rel * mag[i] << ")";
+    }
+  }
+  EXPECT_EQ(bad, 0) << bad << " of " << w.size() << " outputs out of tolerance";
+}
+
+// Shapes per group size: ragged M (17, 129 = one row past a 128 block), N not a multiple of 4
+// (13, 203) or of the block, K not a multiple of the 64-value step (q8csw: 100, 1000; int4: an
+// odd number of groups).
+void Sweep(const Combo& c, uint32_t seed) {
+  const int64_t g = c.weights == ir::Scheme::Q8CSW ? 0 : c.gs;
+  const int64_t shapes[][3] = {
+      {17, g ? 3 * g : 100, 13}, {129, g ? 5 * g : 1000, 203}, {3, g ? g : 36, 8}, {64, g ? 16 * g : 2048, 100}};
+  int i = 0;
+  for (const auto& sh : shapes) Check(c, sh[0], sh[1], sh[2], seed + 31 * i++);
+}
+
+class CoopMatInt : public ::testing::TestWithParam<Combo> {};
+TEST_P(CoopMatInt, MatchesReference) {
+  SKIP_WITHOUT_COOPMAT();
+  const Combo& c = GetParam();
+  Sweep(c, uint32_t(100 * int(c.weights) + 10 * int(c.act) + c.gs + (c.out_q8 ? 7 : 0) + (c.x_int8 ? 3 : 0)));
+}
+
+const Combo kIntCombos[] = {
+    {ir::Scheme::Q8CSW, ir::Scheme::Q8TA, false, false, 0},
+    {ir::Scheme::Q8CSW, ir::Scheme::DQ8CA, false, false, 0},
+    {ir::Scheme::Q8CSW, ir::Scheme::DQ8CA, false, true, 0},
+    {ir::Scheme::Q8CSW, ir::Scheme::Q8TA, true, false, 0},   // int8 input
+    {ir::Scheme::Q8CSW, ir::Scheme::Q8TA, true, true, 0},
+    {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32},  // two groups per step
+    {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 64},  // one group per step
+    {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, true, 128},  // a group spans two steps
+    {ir::Scheme::Q4GSW, ir::Scheme::Q8TA, false, false, 96},   // groups straddle steps
+    {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, false, 128},
+    {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, true, 32},
+    {ir::Scheme::Q4GAW, ir::Scheme::Q8TA, false, false, 256},
+    {ir::Scheme::Q4GAW, ir::Scheme::Q8TA, true, false, 64},    // int8 input
+};
+
+std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
+  const Combo& c = info.param;
+  std::string n = std::string(c.x_int8 ? "i8" : ir::SchemeName(c.act)) + "_" + ir::SchemeName(c.weights);
+  if (c.gs) n += "_g" + std::to_string(c.gs);
+  if (c.out_q8) n += "_q8to";
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(CoopMat, CoopMatInt, ::testing::ValuesIn(kIntCombos), ComboName);
+
+// Float activations: the fp16 variant (forced here; selection needs --allow-fp16).
+class CoopMatFp16 : public ::testing::TestWithParam<Combo> {};
+TEST_P(CoopMatFp16, MatchesReference) {
+  SKIP_WITHOUT_COOPMAT();
+  const Combo& c = GetParam();
+  Sweep(c, uint32_t(900 + 100 * int(c.weights) + c.gs));
+}
+
+const Combo kFp16Combos[] = {
+    {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0},
+    {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32},
+    {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 8},  // any group size on the fp16 path
+    {ir::Scheme::Q4GAW, ir::Scheme::Float, false, false, 128},
+};
+
+INSTANTIATE_TEST_SUITE_P(CoopMat, CoopMatFp16, ::testing::ValuesIn(kFp16Combos), ComboName);
+
+// Automatic selection on a device that has it: prefill-sized dq8ca x q4gsw picks it unforced.
+TEST(CoopMat, SelectedWithoutForcing) {
+  SKIP_WITHOUT_COOPMAT();
+  QLayerSpec s;
+  s.m = 128;
+  s.k = 1024;
+  s.n = 256;
+  s.weights = ir::Scheme::Q4GSW;
+  s.group_size = 32;
+  auto b = CompileGraph(testing_graphs::MakeQLayer(s, 9), CoopMatProfile(), {}, 0);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  vkqc_model m = nullptr;
+  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), b->data(), b->size(), nullptr, &m), VKQC_OK) << vkqc_last_error();
+  gpu_test::Loaded guard;
+  guard.model = m;
+  bool found = false;
+  for (uint32_t i = 0; i < vkqc_model_layer_count(m, 0); ++i) {
+    vkqc_layer_info li;
+    vkqc_model_layer_info(m, 0, i, &li);
+    found |= std::string(li.variant) == "linear_dq8ca_q4gsw_cm_gemm";
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace vkqc

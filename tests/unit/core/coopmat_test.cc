@@ -1,0 +1,318 @@
+// The cooperative-matrix GEMM (shaders/linear_coopmat.comp) without a device: selection goldens
+// (which targets and schemes get it, why not elsewhere, forcing and opting out), every shader
+// variant compiled, validated by SPIRV-Tools and reflected, and the bundle requirements it
+// derives. The kernels themselves run in tests/gpu/coopmat_test.cc where the device has
+// VK_NV_cooperative_matrix.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/kernels/linear/linear.h"
+#include "compiler/passes/pipeline.h"
+#include "compiler/shaderlib/shaderlib.h"
+#include "schema/bundle_generated.h"
+#include "tests/common/linear_graphs.h"
+
+namespace vkqc::linear {
+namespace {
+
+TargetProfile Load(const std::string& name) {
+  auto p = LoadProfile(name);
+  EXPECT_TRUE(p.ok()) << p.error().message;
+  return p.ok() ? *p : TargetProfile{};
+}
+
+LinearShape Shape(ir::Scheme act, ir::Scheme w, int64_t gs, int64_t m = 512, int64_t k = 4096, int64_t n = 14336) {
+  LinearShape s;
+  s.m = m;
+  s.k = k;
+  s.n = n;
+  s.act = act;
+  s.weights = w;
+  s.group_size = w == ir::Scheme::Q8CSW ? 0 : gs;
+  return s;
+}
+
+bool Has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+
+// nvidia-hopper, prefill-sized M: every int8-path scheme takes the cooperative-matrix GEMM.
+TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
+  const TargetProfile p = Load("nvidia-hopper");
+  struct Case {
+    ir::Scheme act, w;
+    int64_t gs;
+    bool x_int8, out_q8;
+    const char* want;
+  };
+  const Case cases[] = {
+      {ir::Scheme::Q8TA, ir::Scheme::Q8CSW, 0, false, false, "linear_q8ta_q8csw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q8CSW, 0, false, false, "linear_dq8ca_q8csw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, false, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, false, true, "linear_dq8ca_q4gsw_q8to_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GAW, 128, false, false, "linear_dq8ca_q4gaw_cm_gemm"},
+      {ir::Scheme::Q8TA, ir::Scheme::Q4GAW, 256, false, false, "linear_q8ta_q4gaw_cm_gemm"},
+      {ir::Scheme::Q8TA, ir::Scheme::Q8CSW, 0, true, true, "linear_i8_q8csw_q8to_cm_gemm"},
+  };
+  for (const Case& c : cases) {
+    LinearShape s = Shape(c.act, c.w, c.gs);
+    s.x_int8 = c.x_int8;
+    s.out_q8 = c.out_q8;
+    auto ch = SelectLinear(s, p, {});
+    ASSERT_TRUE(ch.ok()) << ch.error().message;
+    EXPECT_EQ(ch->VariantName(s), c.want) << ch->reason;
+    EXPECT_EQ(ch->accum, Accum::CoopMat);
+    EXPECT_TRUE(ch->cm_int8);
+    EXPECT_TRUE(Has(ch->reason, "cooperative matrix on 'nvidia-hopper'")) << ch->reason;
+    EXPECT_EQ(ch->CmBlockM(), 128u);
+    EXPECT_EQ(ch->CmBlockN(), 128u);
+    EXPECT_TRUE(ch->cm_pin_subgroup);
+    EXPECT_LE(ch->SharedMemoryBytes(), p.max_compute_shared_memory_size) << c.want;
+    EXPECT_LE(ch->Invocations(), p.max_compute_work_group_invocations);
+    if (c.w != ir::Scheme::Q8CSW) EXPECT_GE(ch->cm_nslot, uint32_t(c.gs / 32)) << c.want;
+  }
+  // Small prefill: shorter blocks.
+  auto small = SelectLinear(Shape(ir::Scheme::Q8TA, ir::Scheme::Q8CSW, 0, 17, 64, 100), p, {});
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->accum, Accum::CoopMat);
+  EXPECT_EQ(small->CmBlockM(), 32u);
+  // Decode stays on the GEMV.
+  auto decode = SelectLinear(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8), p, {});
+  ASSERT_TRUE(decode.ok());
+  EXPECT_EQ(decode->VariantName(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8)), "linear_dq8ca_q4gsw_dot_gemv");
+}
+
+TEST(CoopMatSelect, WhyNot) {
+  const TargetProfile hopper = Load("nvidia-hopper");
+  // int4 groups that are not a multiple of 32 (or too long) keep the tiled int-dot GEMM.
+  for (int64_t gs : {8, 40, 512}) {
+    const LinearShape s = Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, gs, 512, 4096, 1024);
+    auto c = SelectLinear(s, hopper, {});
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->VariantName(s), "linear_dq8ca_q4gsw_dot_gemm") << gs;
+    EXPECT_TRUE(Has(c->reason, "no cooperative matrix: int4 group size")) << c->reason;
+  }
+  // Float activations: fp16 operands only on request.
+  const LinearShape f = Shape(ir::Scheme::Float, ir::Scheme::Q4GSW, 32);
+  auto dq = SelectLinear(f, hopper, {});
+  ASSERT_TRUE(dq.ok());
+  EXPECT_EQ(dq->VariantName(f), "linear_q4gsw_dequant_gemm");
+  EXPECT_TRUE(Has(dq->reason, "opt-in (--allow-fp16)")) << dq->reason;
+  SelectOptions fp16;
+  fp16.allow_fp16 = true;
+  auto cmf = SelectLinear(f, hopper, fp16);
+  ASSERT_TRUE(cmf.ok());
+  EXPECT_EQ(cmf->VariantName(f), "linear_q4gsw_cmf16_gemm") << cmf->reason;
+  EXPECT_FALSE(cmf->cm_int8);
+  EXPECT_EQ(cmf->cm_k, 16u);
+  EXPECT_TRUE(Has(cmf->reason, "fp16 operands")) << cmf->reason;
+  // Opting out, and the GEMM of a convolution.
+  SelectOptions no;
+  no.no_coopmat = true;
+  const LinearShape q = Shape(ir::Scheme::Q8TA, ir::Scheme::Q8CSW, 0);
+  auto n = SelectLinear(q, hopper, no);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->VariantName(q), "linear_q8ta_q8csw_dot_gemm");
+  EXPECT_TRUE(Has(n->reason, "disabled by option")) << n->reason;
+  LinearShape conv = q;
+  conv.conv = true;
+  EXPECT_EQ(SelectLinear(conv, hopper, {})->accum, Accum::IntDot);
+  // The quirk turns it off.
+  TargetProfile quirky = hopper;
+  quirky.quirks.push_back("coopmat_unreliable");
+  auto qk = SelectLinear(q, quirky, {});
+  ASSERT_TRUE(qk.ok());
+  EXPECT_EQ(qk->accum, Accum::IntDot);
+  EXPECT_TRUE(Has(qk->reason, "coopmat_unreliable")) << qk->reason;
+  // No NV extension in the profile.
+  TargetProfile khr_only = hopper;
+  std::erase(khr_only.extensions, std::string("VK_NV_cooperative_matrix"));
+  auto ko = SelectLinear(q, khr_only, {});
+  ASSERT_TRUE(ko.ok());
+  EXPECT_EQ(ko->accum, Accum::IntDot);
+  EXPECT_TRUE(Has(ko->reason, "lacks VK_NV_cooperative_matrix")) << ko->reason;
+  // Every other built-in: never (Ada lists only fp16 shapes, so fp16 with the opt-in).
+  for (const char* name : {"lavapipe", "android-baseline-2022", "android-16", "adreno-7xx", "mali-valhall",
+                           "nvidia-ada", "amd-rdna3", "intel-arc", "apple-moltenvk"}) {
+    const TargetProfile p = Load(name);
+    for (const LinearShape& s : {q, Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32)}) {
+      auto c = SelectLinear(s, p, {});
+      ASSERT_TRUE(c.ok()) << name;
+      EXPECT_NE(c->accum, Accum::CoopMat) << name;
+      EXPECT_TRUE(Has(c->reason, "no cooperative matrix")) << name << ": " << c->reason;
+    }
+    auto c = SelectLinear(f, p, fp16);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->accum == Accum::CoopMat, std::string(name) == "nvidia-ada") << name << ": " << c->reason;
+  }
+}
+
+TEST(CoopMatSelect, Forcing) {
+  SelectOptions o;
+  o.force_accum = Accum::CoopMat;
+  const LinearShape s = Shape(ir::Scheme::Q8TA, ir::Scheme::Q8CSW, 0, 3, 36, 13);
+  auto lvp = SelectLinear(s, Load("lavapipe"), o);
+  ASSERT_FALSE(lvp.ok());
+  EXPECT_TRUE(Has(lvp.error().message, "VK_NV_cooperative_matrix")) << lvp.error().message;
+  auto h = SelectLinear(s, Load("nvidia-hopper"), o);  // forced even at decode sizes
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_EQ(h->VariantName(s), "linear_q8ta_q8csw_cm_gemm");
+  EXPECT_TRUE(Has(h->reason, "forced")) << h->reason;
+  const LinearShape f = Shape(ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 3, 36, 13);
+  auto hf = SelectLinear(f, Load("nvidia-hopper"), o);  // forcing implies the fp16 opt-in
+  ASSERT_TRUE(hf.ok());
+  EXPECT_EQ(hf->VariantName(f), "linear_q8csw_cmf16_gemm");
+  // Tile overrides, shrunk to the target's shared memory when too large.
+  o.cm_wm = 2;
+  o.cm_wn = 2;
+  o.cm_tm = 8;
+  o.cm_tn = 8;
+  o.cm_bkw = 32;
+  auto big = SelectLinear(Shape(ir::Scheme::Q8TA, ir::Scheme::Q8CSW, 0), Load("nvidia-hopper"), o);
+  ASSERT_TRUE(big.ok());
+  EXPECT_LE(big->SharedMemoryBytes(), 49152u);
+  EXPECT_EQ(big->cm_bkw, 32u);
+  o.cm_bkw = 6;  // not a multiple of the 8 words of one 16x16x32 K range
+  EXPECT_FALSE(SelectLinear(Shape(ir::Scheme::Q8TA, ir::Scheme::Q8CSW, 0), Load("nvidia-hopper"), o).ok());
+}
+
+// Every shader variant compiles, passes SPIRV-Tools validation (as `spirv-val --target-env
+// vulkan1.1`) and reflects with the capabilities the bundle requirements come from.
+TEST(CoopMatShaders, EveryVariantCompilesAndValidates) {
+  const std::vector<std::vector<std::string>> int_path = {
+      {"VKQC_CM_INT"},
+      {"VKQC_CM_INT", "VKQC_ACT_ROW"},
+      {"VKQC_CM_INT", "VKQC_OUT_Q8"},
+      {"VKQC_CM_INT", "VKQC_W4"},
+      {"VKQC_CM_INT", "VKQC_W4", "VKQC_ACT_ROW"},
+      {"VKQC_CM_INT", "VKQC_W4", "VKQC_W4_ZP", "VKQC_ACT_ROW", "VKQC_OUT_Q8"},
+      {"VKQC_CM_INT", "VKQC_W4", "VKQC_W4_ZP", "VKQC_OUT_Q8"},
+  };
+  const std::vector<std::vector<std::string>> fp16_path = {
+      {}, {"VKQC_OUT_Q8"}, {"VKQC_W4"}, {"VKQC_W4", "VKQC_W4_ZP"}, {"VKQC_W4", "VKQC_W4_ZP", "VKQC_OUT_Q8"},
+  };
+  for (int path = 0; path < 2; ++path)
+    for (const auto& defs : path == 0 ? int_path : fp16_path) {
+      std::string name;
+      for (const auto& d : defs) name += d + " ";
+      SCOPED_TRACE(name);
+      auto sh = CompileShader("linear_coopmat.comp", defs);
+      ASSERT_TRUE(sh.ok()) << sh.error().message;
+      EXPECT_TRUE(ValidateSpirv(sh->spirv, sh->name).ok());
+      const ShaderReflection& r = sh->reflection;
+      EXPECT_TRUE(r.uses_cooperative_matrix_nv);
+      EXPECT_TRUE(r.uses_vulkan_memory_model);  // glslang declares it with GL_NV_cooperative_matrix
+      EXPECT_EQ(r.uses_int8, path == 0);
+      EXPECT_EQ(r.uses_float16, path == 1);
+      EXPECT_FALSE(r.uses_storage_buffer_8bit);  // buffers are read as words
+      EXPECT_FALSE(r.uses_int_dot);
+      EXPECT_EQ(r.push_constant_size, sizeof(LinearPush));
+      bool row = false;
+      for (const auto& d : defs) row |= d == "VKQC_ACT_ROW";
+      EXPECT_EQ(r.storage_buffer_bindings, row ? std::vector<uint32_t>({0, 1, 2, 3}) : std::vector<uint32_t>({0, 1, 2}));
+      for (uint32_t id : {0u, 13u, 14u, 18u, 21u}) EXPECT_TRUE(std::count(r.spec_constant_ids.begin(), r.spec_constant_ids.end(), id)) << id;
+    }
+  // The direct reflection agrees with SPIRV-Cross where both apply: a tiled GEMM reflected
+  // through SPIRV-Cross has the same push-constant block and bindings.
+  auto gemm = CompileShader("linear_gemm.comp", {"VKQC_INT_DOT", "VKQC_ACT_ROW"});
+  ASSERT_TRUE(gemm.ok());
+  EXPECT_EQ(gemm->reflection.push_constant_size, sizeof(LinearPush));
+  EXPECT_TRUE(ValidateSpirv(gemm->spirv, gemm->name).ok());
+}
+
+// A compiled bundle for nvidia-hopper records what the kernels need.
+TEST(CoopMatShaders, BundleRequirements) {
+  const TargetProfile p = Load("nvidia-hopper");
+  for (bool fp16 : {false, true}) {
+    testing_graphs::QLayerSpec s;
+    s.m = 129;
+    s.k = 256;
+    s.n = 100;
+    s.weights = ir::Scheme::Q4GAW;
+    s.group_size = 64;
+    s.act = fp16 ? ir::Scheme::Float : ir::Scheme::DQ8CA;
+    s.out_q8 = !fp16;
+    const ir::Graph g = testing_graphs::MakeQLayer(s, 3);
+    CompileOptions o;
+    o.select.allow_fp16 = fp16;
+    auto b = CompileGraph(g, p, o, 0);
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    const auto* bundle = fb::bundle::GetBundle(b->data() + 4);
+    const auto* r = bundle->requirements();
+    EXPECT_TRUE(r->cooperative_matrix_nv());
+    EXPECT_TRUE(r->vulkan_memory_model());
+    EXPECT_EQ(r->shader_int8(), !fp16);
+    EXPECT_EQ(r->shader_float16(), fp16);
+    EXPECT_GE(r->api_version(), (1u << 22) | (2u << 12));
+    ASSERT_TRUE(r->extensions());
+    bool ext = false;
+    for (const auto* e : *r->extensions()) ext |= e->str() == "VK_NV_cooperative_matrix";
+    EXPECT_TRUE(ext);
+    int found = 0;
+    for (const auto* layer : *bundle->programs()->Get(0)->layers()) {
+      if (layer->op()->str() != "linear") continue;
+      ++found;
+      EXPECT_EQ(layer->variant()->str(), fp16 ? "linear_q4gaw_cmf16_gemm" : "linear_dq8ca_q4gaw_q8to_cm_gemm");
+      EXPECT_EQ(layer->integer_path(), !fp16);
+    }
+    EXPECT_EQ(found, 1);
+  }
+  // Without a cooperative-matrix layer none of it is required.
+  testing_graphs::QLayerSpec s;
+  s.m = 4;
+  auto b = CompileGraph(testing_graphs::MakeQLayer(s, 4), p, {}, 0);
+  ASSERT_TRUE(b.ok());
+  const auto* r = fb::bundle::GetBundle(b->data() + 4)->requirements();
+  EXPECT_FALSE(r->cooperative_matrix_nv());
+  EXPECT_FALSE(r->vulkan_memory_model());
+}
+
+}  // namespace
+}  // namespace vkqc::linear
+
+namespace vkqc::linear {
+namespace {
+
+// Every layer tests/gpu/coopmat_test.cc runs on a device with the extension compiles here
+// (forced, for nvidia-hopper), so CI covers their shapes, group sizes and defines.
+TEST(CoopMatShaders, EveryGpuTestLayerCompiles) {
+  const TargetProfile p = Load("nvidia-hopper");
+  struct C {
+    ir::Scheme w, act;
+    bool x_int8, out_q8;
+    int64_t gs;
+  };
+  const C combos[] = {{ir::Scheme::Q8CSW, ir::Scheme::Q8TA, false, false, 0},
+                      {ir::Scheme::Q8CSW, ir::Scheme::DQ8CA, false, true, 0},
+                      {ir::Scheme::Q8CSW, ir::Scheme::Q8TA, true, true, 0},
+                      {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32},
+                      {ir::Scheme::Q4GSW, ir::Scheme::Q8TA, false, false, 96},
+                      {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, true, 128},
+                      {ir::Scheme::Q4GAW, ir::Scheme::Q8TA, true, false, 256},
+                      {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0},
+                      {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 8},
+                      {ir::Scheme::Q4GAW, ir::Scheme::Float, false, true, 128}};
+  for (const C& c : combos) {
+    const int64_t g = c.w == ir::Scheme::Q8CSW ? 0 : c.gs;
+    const int64_t shapes[][3] = {
+        {17, g ? 3 * g : 100, 13}, {129, g ? 5 * g : 1000, 203}, {3, g ? g : 36, 8}, {64, g ? 16 * g : 2048, 100}};
+    for (const auto& sh : shapes) {
+      testing_graphs::QLayerSpec s;
+      s.m = sh[0];
+      s.k = sh[1];
+      s.n = sh[2];
+      s.weights = c.w;
+      s.group_size = c.gs;
+      s.act = c.act;
+      s.x_int8 = c.x_int8;
+      s.out_q8 = c.out_q8;
+      CompileOptions o;
+      o.select.force_accum = Accum::CoopMat;
+      auto b = CompileGraph(testing_graphs::MakeQLayer(s, 5), p, o, 0);
+      ASSERT_TRUE(b.ok()) << ir::SchemeName(c.w) << " gs " << c.gs << " M=" << s.m << ": " << b.error().message;
+      EXPECT_TRUE(fb::bundle::GetBundle(b->data() + 4)->requirements()->cooperative_matrix_nv());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vkqc::linear
