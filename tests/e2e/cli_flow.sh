@@ -91,7 +91,18 @@ for p in nvidia-hopper android-baseline-2022 lavapipe; do
   cp "$OUT_FILE" "$WORK/inspect.$p.txt"
 done
 expect_variant "nvidia-hopper fc1 tokens 1: int8 dot GEMV" "$WORK/inspect.nvidia-hopper.txt" 1 fc1 linear_q8ta_q8csw_dot_gemv
-expect_variant "nvidia-hopper fc1 tokens 64: int8 dot GEMM" "$WORK/inspect.nvidia-hopper.txt" 64 fc1 linear_q8ta_q8csw_dot_gemm
+expect_variant "nvidia-hopper fc1 tokens 64: int8 cooperative-matrix GEMM" "$WORK/inspect.nvidia-hopper.txt" 64 fc1 linear_q8ta_q8csw_cm_gemm
+if grep -q "cooperative matrix on 'nvidia-hopper'" "$WORK/inspect.nvidia-hopper.txt" && grep -q "vulkanMemoryModel, cooperativeMatrix (NV), VK_NV_cooperative_matrix" "$WORK/inspect.nvidia-hopper.txt"; then
+  ok "inspect nvidia-hopper: why cooperative matrix, and what it requires"
+else
+  fail "inspect nvidia-hopper: why cooperative matrix, and what it requires" "$(cat "$WORK/inspect.nvidia-hopper.txt")"
+fi
+vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --no-coopmat; cp "$OUT_FILE" "$WORK/inspect.nocm.txt"
+expect_variant "--no-coopmat: fc1 tokens 64 is dot GEMM" "$WORK/inspect.nocm.txt" 64 fc1 linear_q8ta_q8csw_dot_gemm
+vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --force-accum cm --coopmat-tile 2x2x2x2; cp "$OUT_FILE" "$WORK/inspect.cm.txt"
+expect_variant "--force-accum cm: fc3 (float activations) tokens 64 is fp16 cooperative-matrix GEMM" "$WORK/inspect.cm.txt" 64 fc3 linear_q8csw_cmf16_gemm
+expect_error "--force-accum cm on lavapipe is refused with the reason" "cooperative-matrix accumulation was forced" "VK_NV_cooperative_matrix" -- \
+  compile "$MODEL" --target lavapipe --tokens 64 --force-accum cm -o "$B/cm.vkqb"
 for p in android-baseline-2022 lavapipe; do
   expect_variant "$p fc1 tokens 1: dequant GEMV" "$WORK/inspect.$p.txt" 1 fc1 linear_q8ta_q8csw_dequant_gemv
   expect_variant "$p fc1 tokens 64: dequant GEMM" "$WORK/inspect.$p.txt" 64 fc1 linear_q8ta_q8csw_dequant_gemm
