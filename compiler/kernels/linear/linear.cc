@@ -134,6 +134,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     d.spec.push_back({13, c.nr});
     d.spec.push_back({14, c.mb});
     d.spec.push_back({15, c.subgroup_size ? c.subgroup_size : 32u});
+    d.spec.push_back({16, c.unroll});
     d.local_size[0] = c.threads;
     d.local_size[1] = d.local_size[2] = 1;
     SplitGroups(Ceil(s.n, c.nr), p.max_compute_work_group_count[0], d.group_count);

@@ -49,7 +49,8 @@ struct LinearChoice {
   uint32_t tx = 16, ty = 16, rm = 4, rn = 4, bk4 = 8;
   // GEMV: `threads` per workgroup (power of two), nr channels and mb rows per workgroup,
   // subgroup_size > 0 pins the subgroup width and enables the subgroupAdd reduction.
-  uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0;
+  // unroll: 16-byte weight units each thread loads per iteration before computing.
+  uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0, unroll = 1;
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)
 
   std::string VariantName(const LinearShape& shape) const;
