@@ -6,10 +6,11 @@
 # the reference), then the GPU tests of the linear kernels with validation on.
 # usage (on the device, repo root): bash bench/device_perf.sh [GTEST_FILTER]   (writes to $OUT)
 set -u
-for f in .gl/libvulkan1*.deb; do dpkg -x "$f" /; done; ldconfig
+for f in .gl/lib*.deb; do dpkg -x "$f" /; done; ldconfig
 mkdir -p /tmp/vl && dpkg -x .gl/vulkan-validationlayers*.deb /tmp/vl
 export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
 export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 V=$PWD/.dev/vkqc
 P=$OUT/h100.json S=$OUT/h100.vkqc.json
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt

@@ -60,7 +60,7 @@ vec4 x_vec(uint m, uint word) {  // 4 K values of word `word` (4 values each), z
   vec4 v = vec4(0.0);
   for (uint j = 0u; j < 4u; ++j) {
     const uint k = word * 4u + j;
-    if (k < K) v[j] = x[m * K + k];
+    if (k < K) v[j] = XF(m * K + k);
   }
   return v;
 #endif
@@ -127,6 +127,53 @@ void loop_int8_dot(uint t, uint n0, uint mbase) {
         for (uint r = 0u; r < NR; ++r) {
           const uvec4 w = wv[u * NR + r];
           acc[mi * NR + r] += SDOT(xv.x, w.x) + SDOT(xv.y, w.y) + SDOT(xv.z, w.z) + SDOT(xv.w, w.w);
+        }
+      }
+    }
+  }
+}
+#endif
+
+#if !defined(VKQC_INT_DOT) && !defined(VKQC_X_Q8) && defined(VKQC_W4)
+// Four nibble bytes minus the zero point as exact floats: 2^23 + u from the bits, minus 2^23 + zp.
+vec4 nibbles_f(uint b, float bias) {
+  return uintBitsToFloat(uvec4(b & 0xFFu, (b >> 8u) & 0xFFu, (b >> 16u) & 0xFFu, b >> 24u) | 0x4B000000u) - bias;
+}
+
+// Float x int4, groups a multiple of 32 (so K is too, and each row of x starts on a vec4): the
+// 32 activations of a unit are loaded once per row as 8 vec4 and shared by the NR channels.
+void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
+  const uint UR = K8 / 4u;
+  for (uint c0 = t; c0 < UR; c0 += T * UNR) {
+    uvec4 wv[UNR * NR];
+    float sw[UNR * NR];
+    float bias[UNR * NR];
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = min(c0 + u * T, UR - 1u);
+      const uint g = (c * 32u) / GS;
+      for (uint r = 0u; r < NR; ++r) {
+        const uint n = min(n0 + r, N - 1u);
+        wv[u * NR + r] = weight_unit(n, c);
+        sw[u * NR + r] = weight_scale(n, g);
+        bias[u * NR + r] = 8388608.0 + float(weight_zp(n, g));
+      }
+    }
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = c0 + u * T;
+      if (c >= UR) break;
+      for (uint mi = 0u; mi < MB; ++mi) {
+        const uint xi = (min(mbase + mi, M - 1u) * K) / 4u + 8u * c;
+        vec4 xv[8];
+        for (uint j = 0u; j < 8u; ++j) xv[j] = x4[xi + j];
+        for (uint r = 0u; r < NR; ++r) {
+          const uvec4 w = wv[u * NR + r];
+          const float b = bias[u * NR + r];
+          float p = 0.0;
+          for (uint q = 0u; q < 4u; ++q) {
+            p += dot(xv[2u * q], nibbles_f(w[q] & 0x0F0F0F0Fu, b)) +
+                 dot(xv[2u * q + 1u], nibbles_f((w[q] >> 4u) & 0x0F0F0F0Fu, b));
+          }
+          acc[mi * NR + r] += p * sw[u * NR + r];
         }
       }
     }
@@ -220,6 +267,12 @@ void main() {
   }
 #elif defined(VKQC_INT_DOT)
   loop_int8_dot(t, n0, mbase);
+#elif !defined(VKQC_X_Q8) && defined(VKQC_W4)
+  if (GS % 32u == 0u) {
+    loop_float_int4_unit_groups(t, n0, mbase);
+  } else {
+    loop_general(t, n0, mbase);
+  }
 #else
   loop_general(t, n0, mbase);
 #endif

@@ -26,9 +26,13 @@ std::string LayerName(const Layer& l, int64_t m) {
   return std::string(l.label) + " K=" + std::to_string(l.k) + " N=" + std::to_string(l.n) + " M=" + std::to_string(m);
 }
 
+// Each measurement gets a fresh runtime context: on the H100 driver, GPU times of a process
+// that had loaded and destroyed many models drifted upwards (a candidate measured late ran up
+// to 3x slower than the same kernel measured first), which would rank candidates by order.
 class Tuner {
  public:
-  Tuner(Session& s, double min_ms) : s_(s), min_ms_(min_ms) {}
+  Tuner(int device, bool validation, double min_ms) : device_(device), validation_(validation), min_ms_(min_ms) {}
+  const std::vector<std::string>& validation_messages() const { return messages_; }
 
   // Median GPU time of one layer (its quantize dispatch included) compiled for `p`.
   Result<double> Time(const TargetProfile& p, const Layer& l, int64_t m, Algo algo) {
@@ -47,14 +51,22 @@ class Tuner {
     CompileOptions co;
     co.select.force_algo = algo;
     VKQC_ASSIGN_OR_RETURN(std::vector<uint8_t> bundle, CompileGraph(it->second, p, co, 0));
-    VKQC_ASSIGN_OR_RETURN(Model model, Load(s_, bundle));
-    VKQC_ASSIGN_OR_RETURN(Timing t, Measure(model.get(), kWholeProgram, min_ms_));
-    return t.median_ns;
+    Session s;
+    VKQC_TRY(s.Open(device_, validation_));
+    Result<Timing> t = [&]() -> Result<Timing> {
+      VKQC_ASSIGN_OR_RETURN(Model model, Load(s, bundle));
+      return Measure(model.get(), kWholeProgram, min_ms_);
+    }();
+    messages_.insert(messages_.end(), s.validation.begin(), s.validation.end());
+    if (!t.ok()) return t.error();
+    return t->median_ns;
   }
 
  private:
-  Session& s_;
+  int device_;
+  bool validation_;
   double min_ms_;
+  std::vector<std::string> messages_;
   std::map<std::string, ir::Graph> graphs_;
 };
 
@@ -126,6 +138,8 @@ Status RunTune(const TuneOptions& o) {
   if (facts.device_name != rt_name)
     return UserError("device index " + std::to_string(o.device) + " is '" + facts.device_name +
                      "' among all devices but '" + rt_name + "' among devices with a compute queue");
+  vkqc_context_destroy(s.ctx);  // every measurement opens its own (see Tuner)
+  s.ctx = nullptr;
   const bool quick = o.quick || facts.is_cpu;
   std::printf("device: %s (%s), driver %s%s\n", facts.device_name.c_str(), facts.type.c_str(), facts.driver.c_str(),
               quick ? "; quick sweep on small layers" : "");
@@ -141,7 +155,7 @@ Status RunTune(const TuneOptions& o) {
   const std::vector<Layer> prefill =
       quick ? std::vector<Layer>{{256, 256, q8, ta, "q8ta x q8csw"}}
             : std::vector<Layer>{{4096, 4096, q8, ta, "q8ta x q8csw"}, {4096, 14336, q4, dq, "dq8ca x q4gsw"}};
-  Tuner tuner(s, o.min_ms);
+  Tuner tuner(o.device, o.validation, o.min_ms);
 
   // 1. GEMV parameters at M = 1. The default first (scores are relative to it).
   std::vector<Candidate> gemv;
@@ -200,11 +214,21 @@ Status RunTune(const TuneOptions& o) {
   }
   tuned.gemv_max_m = threshold;
 
+  // Drift check: the default GEMV measured again at the end.
+  double again = 0;
+  for (const Layer& l : decode) {
+    VKQC_ASSIGN_OR_RETURN(double ns, tuner.Time(base, l, 1, Algo::Gemv));
+    again += ns;
+  }
+  double first = 0;
+  for (double ns : gemv[0].ns) first += ns;
+  std::printf("\ndrift check: the default GEMV took %.2f us (sum over the decode layers) first, %.2f us last\n",
+              first / 1e3, again / 1e3);
   std::printf("\ntuned: gemv_threads %u, gemv_channels %u, gemv_unroll %u (0 = the compiler's default), gemm_tile %u "
               "(0 = automatic), gemv_max_m %u\n",
               tuned.gemv_threads, tuned.gemv_channels, tuned.gemv_unroll, tuned.gemm_tile, tuned.gemv_max_m);
-  if (!s.validation.empty())
-    return UserError(std::to_string(s.validation.size()) + " validation message(s) (see above); nothing written");
+  const size_t nval = s.validation.size() + tuner.validation_messages().size();
+  if (nval) return UserError(std::to_string(nval) + " validation message(s) (see above); nothing written");
   if (!o.out.empty()) {
     VKQC_ASSIGN_OR_RETURN(std::string text, SetSidecarTuning(existing, o.out, tuned));
     VKQC_TRY(WriteFileBytes(o.out, text.data(), text.size()));

@@ -59,8 +59,11 @@ DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scal
   DispatchParams d;
   const uint32_t k4p = PackedK4(k);
   if (act == ir::Scheme::DQ8CA) {
-    // One workgroup per row: a min/max reduction, then the row's words.
-    const uint32_t local = FloorPow2(std::min<uint32_t>({128, p.max_compute_work_group_invocations,
+    // One workgroup per row: a min/max reduction, then the row's words. Up to one thread per
+    // packed word (at most 1024): at decode sizes this dispatch is latency-bound, one row per
+    // workgroup, so the row's loads are spread over as many threads as it has words.
+    const uint32_t local = FloorPow2(std::min<uint32_t>({1024, std::max<uint32_t>(32, k4p),
+                                                         p.max_compute_work_group_invocations,
                                                          p.max_compute_work_group_size[0]}));
     d.shader = {"quantize_dq8ca.comp", {}};
     d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
