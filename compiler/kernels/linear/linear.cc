@@ -27,7 +27,7 @@ uint32_t LinearChoice::SharedMemoryBytes() const {
   if (algo == Algo::Gemm) {
     const uint32_t sbk = bk4 + 1;
     const uint32_t a_elem = accum == Accum::IntDot ? 4 : 16;
-    return ty * rm * sbk * a_elem + bk4 * tx * rn * 4;
+    return ty * rm * sbk * a_elem + bk4 * tx * rn * 4 + (int4 ? bk4 * tx * rn * 4 : 0);
   }
   const uint32_t slots = subgroup_size ? threads / subgroup_size : threads;
   return slots * nr * 4 + nr * 4;

@@ -51,6 +51,7 @@ struct LinearChoice {
   // subgroup_size > 0 pins the subgroup width and enables the subgroupAdd reduction.
   // unroll: 16-byte weight units each thread loads per iteration before computing.
   uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0, unroll = 1;
+  bool int4 = false;   // int4 weights (the GEMM stages group scales in shared memory)
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)
 
   std::string VariantName(const LinearShape& shape) const;

@@ -64,6 +64,7 @@ Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOpt
 Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                                   const SelectOptions& o) {
   LinearChoice c;
+  c.int4 = s.Int4();
   VKQC_TRY(ChooseAccum(s, p, o, c));
 
   const uint32_t gemv_max = o.gemv_max_m ? o.gemv_max_m
