@@ -147,14 +147,14 @@ uvec4 load_b(uint n0, uint u, uint k0) {
   const uint k = k0 + c * 8u;        // 8 values (K is a multiple of 8 for int4)
   if (n >= N || k >= K) return uvec4(0u);
 #ifdef VKQC_W4
-  const uint q = CW(n * KW + k / 8u), g = k / GS, zp = weight_zp(n, g);
+  const uint q = CWORD(n * KW + k / 8u), g = k / GS, zp = weight_zp(n, g);
   const float s = weight_scale(n, g);
   const vec4 a = unpack_i8x4(nibbles_minus_zp(q & 0x0F0F0F0Fu, zp)) * s;
   const vec4 b = unpack_i8x4(nibbles_minus_zp((q >> 4) & 0x0F0F0F0Fu, zp)) * s;
 #else
   const float s = weight_scale(n, 0u);
-  const vec4 a = unpack_i8x4(CW(n * KW + k / 4u)) * s;
-  const vec4 b = unpack_i8x4(CW(n * KW + k / 4u + 1u)) * s;  // inside KW: K4P is even
+  const vec4 a = unpack_i8x4(CWORD(n * KW + k / 4u)) * s;
+  const vec4 b = unpack_i8x4(CWORD(n * KW + k / 4u + 1u)) * s;  // inside KW: K4P is even
 #endif
   return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
 #endif
@@ -168,7 +168,7 @@ float output_value(uint bits, uint m, uint n, uint r) {
   return uintBitsToFloat(bits) * act_scale(m);  // folded per group already
 #elif defined(VKQC_CM_INT)
   // Exact in int32: acc - zp_x * sum(w); cast before scaling (as linear_gemm.comp).
-  return float(int(bits) - sZx[r] * int(CW(WSUM_OFF + n))) * weight_scale(n, 0u) * act_scale(m);
+  return float(int(bits) - sZx[r] * int(CWORD(WSUM_OFF + n))) * weight_scale(n, 0u) * act_scale(m);
 #else
   return uintBitsToFloat(bits);
 #endif

@@ -29,6 +29,11 @@ shared uint sA[BM * SBK];
 shared vec4 sA[BM * SBK];
 #endif
 shared uvec4 sB[BK4 * (BN / 4u)];  // [k word][4 columns]: int8 words (w - zp)
+#ifdef VKQC_W4
+// Scales of the groups that end at word c of this K step ([c][column]; other rows unused),
+// loaded with the tile so the fold in the inner loop reads shared memory, not global.
+shared float sS[BK4 * BN];
+#endif
 
 void main() {
   const uint tx = gl_LocalInvocationID.x;
@@ -77,6 +82,12 @@ void main() {
       const uint w = (n < N && k4 + c < K4) ? weight_word(n, k4 + c) : 0u;
       sB[c * (BN / 4u) + r / 4u][r % 4u] = w;
     }
+#ifdef VKQC_W4
+    for (uint i = tid; i < BN * BK4; i += NT) {
+      const uint c = i / BN, col = i % BN, kg = k4 + c, n = n0 + col;
+      if (((kg + 1u) * 4u) % GS == 0u && kg < K4) sS[i] = n < N ? weight_scale(n, (kg * 4u) / GS) : 0.0;
+    }
+#endif
     barrier();
     for (uint c = 0u; c < BK4; ++c) {
       const uvec4 b = sB[c * (BN / 4u) + tx];
@@ -99,12 +110,8 @@ void main() {
 #ifdef VKQC_W4
       const uint kg = k4 + c;  // global activation word
       if (((kg + 1u) * 4u) % GS == 0u && kg < K4) {
-        const uint g = (kg * 4u) / GS;
         vec4 s;
-        for (uint j = 0u; j < RN; ++j) {
-          const uint n = n0 + tx * RN + j;
-          s[j] = n < N ? weight_scale(n, g) : 0.0;
-        }
+        for (uint j = 0u; j < RN; ++j) s[j] = sS[c * BN + tx * RN + j];
         for (uint i = 0u; i < RM; ++i) {
 #ifdef VKQC_INT_DOT
           accf[i] += vec4(acc[i] - zx[i] * wsum) * s;

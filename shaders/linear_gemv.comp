@@ -2,10 +2,17 @@
 // Cooperative GEMV for linear at small M; variants in linear_common.glslh. A workgroup of T
 // threads computes NR output channels for MB rows (gl_WorkGroupID.z selects the row block).
 // Threads split K in units of one uvec4 of packed weights (16 K values for q8, 32 for int4;
-// neighbouring threads read neighbouring 16-byte words), then reduce across the workgroup: a
+// neighbouring threads read neighbouring 16-byte words, all loads are 16 bytes wide). Each
+// thread first issues the loads of UNR units x NR channels (weights and their group scales),
+// then computes, so UNR*NR loads are in flight per thread. Then the workgroup reduces: a
 // shared-memory tree, or with VKQC_SUBGROUP subgroupAdd and a short shared-memory pass (the
-// subgroup size SG is pinned at pipeline creation). Int4 layers fold int32 partial sums into
-// fp32 once per 32-value unit when groups are multiples of 32, else once per 8-value word.
+// subgroup size SG is pinned at pipeline creation).
+// Int4 x int8 with groups of a multiple of 32 (one group per unit): the nibbles u (0..15) are
+// dotted with the int8 activations directly and the zero points are applied per unit with
+// sums: sum (x - zx)(u - zw) = sum xu - zw sum x - zx sum u + 32 zx zw, where sum x is computed
+// once per unit and row and shared by the NR channels. Exact int32 per group, one fp32 fold.
+// Other int4 layers fold int32 partial sums into fp32 once per 8-value word.
+#define VKQC_VEC4
 layout(local_size_x_id = 0) in;
 #include "linear_common.glslh"
 #ifdef VKQC_SUBGROUP
@@ -16,14 +23,14 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 13) const uint NR = 4;   // output channels per workgroup
 layout(constant_id = 14) const uint MB = 1;   // rows per workgroup
 layout(constant_id = 15) const uint SG = 32;  // pinned subgroup size (VKQC_SUBGROUP only)
+layout(constant_id = 16) const uint UNR = 1;  // uvec4 units per thread and loop iteration
 
 const uint T = gl_WorkGroupSize.x;  // power of two
+const uint UNITS = KW / 4u;         // uvec4 units of weights per channel (16 or 32 K values)
 #ifdef VKQC_W4
-const uint UNITS = KW / 4u;         // uvec4 units of weights per channel (32 K values each)
 const uint K8 = K / 8u;             // real int4 words per channel
-#else
-const uint UNITS = KW / 4u;         // 16 K values each
 #endif
+const uint ONES = 0x01010101u;
 
 #if defined(VKQC_INT_DOT) && !defined(VKQC_W4)
 #define ACC_T int
@@ -38,44 +45,152 @@ shared ACC_T red[T * NR];
 #endif
 shared float outv[NR];
 
-// Activation words 4*c .. 4*c+3 of row m as int8 (int path) or four vec4 of floats.
-#if defined(VKQC_INT_DOT)
-uvec4 x_words(uint m, uint w4) { return uvec4(xq[m * K4P + w4], xq[m * K4P + w4 + 1u], xq[m * K4P + w4 + 2u], xq[m * K4P + w4 + 3u]); }
-#else
+ACC_T acc[MB * NR];
+#ifdef VKQC_INT_DOT
+int zx[MB];
+#endif
+
+uvec4 weight_unit(uint n, uint c) { return cw4[n * UNITS + c]; }
+
+#if !defined(VKQC_INT_DOT)
 vec4 x_vec(uint m, uint word) {  // 4 K values of word `word` (4 values each), zero past K
 #ifdef VKQC_X_Q8
-  return word < K4P ? (unpack_i8x4(xq[m * K4P + word]) - float(act_zero_point(m))) * act_scale(m) : vec4(0.0);
+  return word < K4P ? (unpack_i8x4(XWORD(m * K4P + word)) - float(act_zero_point(m))) * act_scale(m) : vec4(0.0);
 #else
   vec4 v = vec4(0.0);
   for (uint j = 0u; j < 4u; ++j) {
     const uint k = word * 4u + j;
-    if (k < K) v[j] = x[m * K + k];
+    if (k < K) v[j] = XF(m * K + k);
   }
   return v;
 #endif
 }
 #endif
 
-void main() {
-  const uint t = gl_LocalInvocationID.x;
-  const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  const uint n0 = wg * NR;
-  if (n0 >= N) return;  // uniform across the workgroup
-  const uint mbase = gl_WorkGroupID.z * MB;
-
-  ACC_T acc[MB * NR];
-  for (uint i = 0u; i < MB * NR; ++i) acc[i] = ACC_T(0);
-#ifdef VKQC_INT_DOT
-  int zx[MB];
-  for (uint mi = 0u; mi < MB; ++mi) zx[mi] = act_zero_point(min(mbase + mi, M - 1u));
+#if defined(VKQC_INT_DOT) && defined(VKQC_W4)
+// Int4 x int8, groups a multiple of 32: see the header.
+void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase) {
+  const uint UR = K8 / 4u;  // K is a multiple of GS, hence of 32: every unit is real
+  for (uint c0 = t; c0 < UR; c0 += T * UNR) {
+    uvec4 wv[UNR * NR];
+    float sw[UNR * NR];
+    int zw[UNR * NR];
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = min(c0 + u * T, UR - 1u);  // clamped: loaded, never used
+      const uint g = (c * 32u) / GS;
+      for (uint r = 0u; r < NR; ++r) {
+        const uint n = min(n0 + r, N - 1u);
+        wv[u * NR + r] = weight_unit(n, c);
+        sw[u * NR + r] = weight_scale(n, g);
+        zw[u * NR + r] = int(weight_zp(n, g));
+      }
+    }
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = c0 + u * T;
+      if (c >= UR) break;
+      for (uint mi = 0u; mi < MB; ++mi) {
+        const uint xi = min(mbase + mi, M - 1u) * (K4P / 4u) + 2u * c;
+        const uvec4 xa = xq4[xi], xb = xq4[xi + 1u];
+        const int xs = SDOT(xa.x, ONES) + SDOT(xa.y, ONES) + SDOT(xa.z, ONES) + SDOT(xa.w, ONES) +
+                       SDOT(xb.x, ONES) + SDOT(xb.y, ONES) + SDOT(xb.z, ONES) + SDOT(xb.w, ONES);
+        for (uint r = 0u; r < NR; ++r) {
+          const uvec4 w = wv[u * NR + r];
+          const uvec4 lo = w & 0x0F0F0F0Fu, hi = (w >> 4u) & 0x0F0F0F0Fu;
+          // Word q holds K values 8q..8q+3 (low nibbles) and 8q+4..8q+7 (high): x words 2q, 2q+1.
+          const int p = SDOT(xa.x, lo.x) + SDOT(xa.y, hi.x) + SDOT(xa.z, lo.y) + SDOT(xa.w, hi.y) +
+                        SDOT(xb.x, lo.z) + SDOT(xb.y, hi.z) + SDOT(xb.z, lo.w) + SDOT(xb.w, hi.w);
+          const uvec4 s4 = lo + hi;  // bytes <= 30; their sum over the 4 words <= 120: no carry
+          const int su = SDOT(s4.x + s4.y + s4.z + s4.w, ONES);
+          const int z = zw[u * NR + r];
+          acc[mi * NR + r] += float(p - z * xs - zx[mi] * su + 32 * zx[mi] * z) * sw[u * NR + r];
+        }
+      }
+    }
+  }
+}
 #endif
 
+#if defined(VKQC_INT_DOT) && !defined(VKQC_W4)
+// Int8 x int8: int32 accumulation over the whole row, zero point applied in the epilogue.
+void loop_int8_dot(uint t, uint n0, uint mbase) {
+  for (uint c0 = t; c0 < UNITS; c0 += T * UNR) {
+    uvec4 wv[UNR * NR];
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = min(c0 + u * T, UNITS - 1u);
+      for (uint r = 0u; r < NR; ++r) wv[u * NR + r] = weight_unit(min(n0 + r, N - 1u), c);
+    }
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = c0 + u * T;
+      if (c >= UNITS) break;
+      for (uint mi = 0u; mi < MB; ++mi) {
+        const uvec4 xv = xq4[min(mbase + mi, M - 1u) * (K4P / 4u) + c];
+        for (uint r = 0u; r < NR; ++r) {
+          const uvec4 w = wv[u * NR + r];
+          acc[mi * NR + r] += SDOT(xv.x, w.x) + SDOT(xv.y, w.y) + SDOT(xv.z, w.z) + SDOT(xv.w, w.w);
+        }
+      }
+    }
+  }
+}
+#endif
+
+#if !defined(VKQC_INT_DOT) && !defined(VKQC_X_Q8) && defined(VKQC_W4)
+// Four nibble bytes minus the zero point as exact floats: 2^23 + u from the bits, minus 2^23 + zp.
+vec4 nibbles_f(uint b, float bias) {
+  return uintBitsToFloat(uvec4(b & 0xFFu, (b >> 8u) & 0xFFu, (b >> 16u) & 0xFFu, b >> 24u) | 0x4B000000u) - bias;
+}
+
+// Float x int4, groups a multiple of 32 (so K is too, and each row of x starts on a vec4): the
+// 32 activations of a unit are loaded once per row as 8 vec4 and shared by the NR channels.
+void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
+  const uint UR = K8 / 4u;
+  for (uint c0 = t; c0 < UR; c0 += T * UNR) {
+    uvec4 wv[UNR * NR];
+    float sw[UNR * NR];
+    float bias[UNR * NR];
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = min(c0 + u * T, UR - 1u);
+      const uint g = (c * 32u) / GS;
+      for (uint r = 0u; r < NR; ++r) {
+        const uint n = min(n0 + r, N - 1u);
+        wv[u * NR + r] = weight_unit(n, c);
+        sw[u * NR + r] = weight_scale(n, g);
+        bias[u * NR + r] = 8388608.0 + float(weight_zp(n, g));
+      }
+    }
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = c0 + u * T;
+      if (c >= UR) break;
+      for (uint mi = 0u; mi < MB; ++mi) {
+        const uint xi = (min(mbase + mi, M - 1u) * K) / 4u + 8u * c;
+        vec4 xv[8];
+        for (uint j = 0u; j < 8u; ++j) xv[j] = x4[xi + j];
+        for (uint r = 0u; r < NR; ++r) {
+          const uvec4 w = wv[u * NR + r];
+          const float b = bias[u * NR + r];
+          float p = 0.0;
+          for (uint q = 0u; q < 4u; ++q) {
+            p += dot(xv[2u * q], nibbles_f(w[q] & 0x0F0F0F0Fu, b)) +
+                 dot(xv[2u * q + 1u], nibbles_f((w[q] >> 4u) & 0x0F0F0F0Fu, b));
+          }
+          acc[mi * NR + r] += p * sw[u * NR + r];
+        }
+      }
+    }
+  }
+}
+#endif
+
+#if !(defined(VKQC_INT_DOT) && !defined(VKQC_W4))
+// Float activations (dequant variants), and int4 x int8 with groups shorter than 32.
+void loop_general(uint t, uint n0, uint mbase) {
   for (uint c = t; c < UNITS; c += T) {
+    uvec4 wvr[NR];
+    for (uint r = 0u; r < NR; ++r) wvr[r] = weight_unit(min(n0 + r, N - 1u), c);
     for (uint r = 0u; r < NR; ++r) {
       const uint n = n0 + r;
       if (n >= N) break;
-      const uvec4 wv = uvec4(cw[n * KW + 4u * c], cw[n * KW + 4u * c + 1u], cw[n * KW + 4u * c + 2u],
-                             cw[n * KW + 4u * c + 3u]);
+      const uvec4 wv = wvr[r];
 #ifdef VKQC_W4
       // Decode the unit's 4 int4 words into 8 int8 words (w - zp). When groups are multiples of
       // the 32-value unit, the whole unit is one group: keep int32 partial sums across its words
@@ -94,7 +209,7 @@ void main() {
         const uint hi = nibbles_minus_zp((wv[q] >> 4) & 0x0F0F0F0Fu, zp);
         const float s = weight_scale(n, g);
 #ifdef VKQC_INT_DOT
-        const int sw = SDOT(lo, 0x01010101u) + SDOT(hi, 0x01010101u);
+        const int sw = SDOT(lo, ONES) + SDOT(hi, ONES);
 #else
         const vec4 flo = unpack_i8x4(lo), fhi = unpack_i8x4(hi);
 #endif
@@ -102,7 +217,7 @@ void main() {
           const uint m = mbase + mi;
           if (m >= M) break;
 #ifdef VKQC_INT_DOT
-          const int p = SDOT(xq[m * K4P + 2u * k8], lo) + SDOT(xq[m * K4P + 2u * k8 + 1u], hi) - zx[mi] * sw;
+          const int p = SDOT(XWORD(m * K4P + 2u * k8), lo) + SDOT(XWORD(m * K4P + 2u * k8 + 1u), hi) - zx[mi] * sw;
           if (unit_in_one_group) {
             part[mi] += p;
           } else {
@@ -123,17 +238,44 @@ void main() {
       for (uint mi = 0u; mi < MB; ++mi) {
         const uint m = mbase + mi;
         if (m >= M) break;
-#ifdef VKQC_INT_DOT
-        const uvec4 xv = x_words(m, 4u * c);
-        acc[mi * NR + r] += SDOT(xv.x, wv.x) + SDOT(xv.y, wv.y) + SDOT(xv.z, wv.z) + SDOT(xv.w, wv.w);
-#else
         acc[mi * NR + r] += dot(x_vec(m, 4u * c), unpack_i8x4(wv.x)) + dot(x_vec(m, 4u * c + 1u), unpack_i8x4(wv.y)) +
                             dot(x_vec(m, 4u * c + 2u), unpack_i8x4(wv.z)) + dot(x_vec(m, 4u * c + 3u), unpack_i8x4(wv.w));
-#endif
       }
 #endif
     }
   }
+}
+#endif
+
+void main() {
+  const uint t = gl_LocalInvocationID.x;
+  const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint n0 = wg * NR;
+  if (n0 >= N) return;  // uniform across the workgroup
+  const uint mbase = gl_WorkGroupID.z * MB;
+
+  for (uint i = 0u; i < MB * NR; ++i) acc[i] = ACC_T(0);
+#ifdef VKQC_INT_DOT
+  for (uint mi = 0u; mi < MB; ++mi) zx[mi] = act_zero_point(min(mbase + mi, M - 1u));
+#endif
+
+#if defined(VKQC_INT_DOT) && defined(VKQC_W4)
+  if (GS % 32u == 0u) {
+    loop_int4_dot_unit_groups(t, n0, mbase);
+  } else {
+    loop_general(t, n0, mbase);
+  }
+#elif defined(VKQC_INT_DOT)
+  loop_int8_dot(t, n0, mbase);
+#elif !defined(VKQC_X_Q8) && defined(VKQC_W4)
+  if (GS % 32u == 0u) {
+    loop_float_int4_unit_groups(t, n0, mbase);
+  } else {
+    loop_general(t, n0, mbase);
+  }
+#else
+  loop_general(t, n0, mbase);
+#endif
 
   for (uint mi = 0u; mi < MB; ++mi) {
     const uint m = mbase + mi;
@@ -162,7 +304,7 @@ void main() {
     const uint n = n0 + t;
     if (t < NR && m < M && n < N) {
 #if defined(VKQC_INT_DOT) && !defined(VKQC_W4)
-      const float v = float(total - zx[mi] * int(cw[WSUM_OFF + n])) * (act_scale(m) * weight_scale(n, 0u));
+      const float v = float(total - zx[mi] * int(CWORD(WSUM_OFF + n))) * (act_scale(m) * weight_scale(n, 0u));
 #elif defined(VKQC_INT_DOT)
       const float v = total * act_scale(m);
 #elif defined(VKQC_W4)

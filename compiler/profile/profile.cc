@@ -329,6 +329,7 @@ Result<uint32_t> ParseApiVersion(const Reader& r, const Json& v, const std::stri
 struct Sidecar {
   std::optional<std::string> name, profile, source;
   std::optional<uint32_t> tuned_subgroup_size, gemv_max_m, conv_im2col_min_channels, conv_im2col_max_pixels;
+  uint32_t gemv_threads = 0, gemv_channels = 0, gemv_unroll = 0, gemm_tile = 0;
   std::vector<CoopMatShape> coopmat_shapes;
   std::vector<std::string> quirks;
   Roofline roofline;
@@ -393,6 +394,21 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
       if (x > UINT32_MAX) return r.Fail("\"" + key + "\" = " + std::to_string(x) + " is too large");
       (key == "conv_im2col_min_channels" ? sc.conv_im2col_min_channels : sc.conv_im2col_max_pixels) =
           static_cast<uint32_t>(x);
+    } else if (key == "gemv_threads" || key == "gemv_channels" || key == "gemv_unroll" || key == "gemm_tile") {
+      VKQC_ASSIGN_OR_RETURN(uint64_t x, r.Uint(v, "\"" + key + "\""));
+      const bool pow2 = x != 0 && (x & (x - 1)) == 0;
+      if (key == "gemv_threads" && !(x == 0 || (pow2 && x >= 4 && x <= 1024)))
+        return r.Fail("\"gemv_threads\" = " + std::to_string(x) + " must be 0 or a power of two in 4..1024");
+      if (key == "gemv_channels" && !(x == 0 || (pow2 && x <= 16)))
+        return r.Fail("\"gemv_channels\" = " + std::to_string(x) + " must be 0, 1, 2, 4, 8 or 16");
+      if (key == "gemv_unroll" && !(x == 0 || (pow2 && x <= 4)))
+        return r.Fail("\"gemv_unroll\" = " + std::to_string(x) + " must be 0, 1, 2 or 4");
+      if (key == "gemm_tile" && !(x == 0 || x == 32 || x == 64))
+        return r.Fail("\"gemm_tile\" = " + std::to_string(x) + " must be 0 (automatic), 32 or 64");
+      (key == "gemv_threads"    ? sc.gemv_threads
+       : key == "gemv_channels" ? sc.gemv_channels
+       : key == "gemv_unroll"   ? sc.gemv_unroll
+                                : sc.gemm_tile) = static_cast<uint32_t>(x);
     } else if (key == "quirks") {
       VKQC_TRY(r.Array(v, "\"quirks\""));
       for (const Json& q : v) {
@@ -427,7 +443,8 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
     } else {
       return r.Fail("unknown sidecar key \"" + key +
                     "\" (known: name, profile, source, tuned_subgroup_size, gemv_max_m, conv_im2col_min_channels, "
-                    "conv_im2col_max_pixels, coopmat_shapes, quirks, roofline)");
+                    "conv_im2col_max_pixels, gemv_threads, gemv_channels, gemv_unroll, gemm_tile, coopmat_shapes, "
+                    "quirks, roofline)");
     }
   }
   return sc;
@@ -580,6 +597,10 @@ Result<TargetProfile> Parse(const std::string& json_text, const std::string& sid
   t.gemv_max_m = sc.gemv_max_m.value_or(0);
   t.conv_im2col_min_channels = sc.conv_im2col_min_channels.value_or(0);
   t.conv_im2col_max_pixels = sc.conv_im2col_max_pixels.value_or(0);
+  t.gemv_threads = sc.gemv_threads;
+  t.gemv_channels = sc.gemv_channels;
+  t.gemv_unroll = sc.gemv_unroll;
+  t.gemm_tile = sc.gemm_tile;
   t.coopmat_shapes = std::move(sc.coopmat_shapes);
   t.quirks = std::move(sc.quirks);
   t.roofline = std::move(sc.roofline);
@@ -761,6 +782,10 @@ ProfileFiles WriteProfileJson(const TargetProfile& p) {
                {"gemv_max_m", p.gemv_max_m},
                {"conv_im2col_min_channels", p.conv_im2col_min_channels},
                {"conv_im2col_max_pixels", p.conv_im2col_max_pixels},
+               {"gemv_threads", p.gemv_threads},
+               {"gemv_channels", p.gemv_channels},
+               {"gemv_unroll", p.gemv_unroll},
+               {"gemm_tile", p.gemm_tile},
                {"coopmat_shapes", shapes},
                {"quirks", p.quirks}};
   if (p.roofline.Known()) side["roofline"] = RooflineJson(p.roofline);
@@ -779,18 +804,36 @@ Result<Roofline> LoadRoofline(const std::string& name_or_path) {
   return sc.roofline;
 }
 
+namespace {
+// The sidecar text as JSON (an empty text: an empty sidecar), refusing what is not one.
+Result<Json> ExistingSidecar(const std::string& sidecar_json, const std::string& origin) {
+  Json j = Json::object();
+  if (sidecar_json.empty()) return j;
+  Reader r(origin);
+  VKQC_ASSIGN_OR_RETURN(j, ParseJsonText(sidecar_json, r));
+  if (j.is_object() && (j.contains("profiles") || j.contains("capabilities")))
+    return r.Fail("this is a Vulkan Profiles document, not a vkqc sidecar: write to its sidecar "
+                  "(the same name ending in .vkqc.json)");
+  VKQC_TRY(ParseSidecar(r, j));
+  return j;
+}
+}  // namespace
+
 Result<std::string> SetSidecarRoofline(const std::string& sidecar_json, const std::string& origin,
                                        const Roofline& rl) {
-  Json j = Json::object();
-  if (!sidecar_json.empty()) {
-    Reader r(origin);
-    VKQC_ASSIGN_OR_RETURN(j, ParseJsonText(sidecar_json, r));
-    if (j.is_object() && (j.contains("profiles") || j.contains("capabilities")))
-      return r.Fail("this is a Vulkan Profiles document, not a vkqc sidecar: write the roofline to its sidecar "
-                    "(the same name ending in .vkqc.json)");
-    VKQC_TRY(ParseSidecar(r, j));
-  }
+  VKQC_ASSIGN_OR_RETURN(Json j, ExistingSidecar(sidecar_json, origin));
   j["roofline"] = RooflineJson(rl);
+  return Dump(j);
+}
+
+Result<std::string> SetSidecarTuning(const std::string& sidecar_json, const std::string& origin,
+                                     const TargetProfile& t) {
+  VKQC_ASSIGN_OR_RETURN(Json j, ExistingSidecar(sidecar_json, origin));
+  j["gemv_max_m"] = t.gemv_max_m;
+  j["gemv_threads"] = t.gemv_threads;
+  j["gemv_channels"] = t.gemv_channels;
+  j["gemv_unroll"] = t.gemv_unroll;
+  j["gemm_tile"] = t.gemm_tile;
   return Dump(j);
 }
 

@@ -79,6 +79,12 @@ struct TargetProfile {
   uint32_t conv_im2col_min_channels = 0;
   uint32_t conv_im2col_max_pixels = 0;
 
+  // Sidecar tuning of the linear kernels (`vkqc tune` writes them; 0 = the compiler's default).
+  uint32_t gemv_threads = 0;   // GEMV workgroup size (power of two)
+  uint32_t gemv_channels = 0;  // GEMV output channels per workgroup (1, 2, 4, 8, 16)
+  uint32_t gemv_unroll = 0;    // GEMV 16-byte weight units per thread and iteration (1, 2, 4)
+  uint32_t gemm_tile = 0;      // int-dot/dequant tiled GEMM output tile edge: 32 or 64
+
   Roofline roofline;  // sidecar "roofline"; unknown unless measured
 
   bool HasExtension(const std::string& ext) const;
@@ -119,5 +125,10 @@ Result<Roofline> LoadRoofline(const std::string& name_or_path);
 // vkqc sidecar (not JSON, a Vulkan Profiles document, an unknown key...) is refused, naming
 // `origin`, so a caller never overwrites a file it does not understand.
 Result<std::string> SetSidecarRoofline(const std::string& sidecar_json, const std::string& origin, const Roofline& r);
+
+// `sidecar_json` with the linear tuning members (gemv_max_m, gemv_threads, gemv_channels,
+// gemv_unroll, gemm_tile) set from `tuned`, everything else kept; refusals as above.
+Result<std::string> SetSidecarTuning(const std::string& sidecar_json, const std::string& origin,
+                                     const TargetProfile& tuned);
 
 }  // namespace vkqc

@@ -18,7 +18,7 @@
 #include "compiler/passes/pipeline.h"
 #include "gpu_fixture.h"
 #include "reference/reference.h"
-#include "tests/common/linear_graphs.h"
+#include "compiler/graph/synthetic.h"
 
 namespace vkqc {
 namespace {

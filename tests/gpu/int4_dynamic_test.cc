@@ -12,7 +12,7 @@
 #include "compiler/passes/pipeline.h"
 #include "gpu_fixture.h"
 #include "reference/reference.h"
-#include "tests/common/linear_graphs.h"
+#include "compiler/graph/synthetic.h"
 
 namespace vkqc {
 namespace {
@@ -80,6 +80,9 @@ std::string Describe(const Combo& c, const QLayerSpec& s) {
   return o.str();
 }
 
+// When set, Check compiles for this profile instead of the test profile (tuning sweeps).
+const TargetProfile* g_profile_override = nullptr;
+
 // Compiles one layer with the combo forced, runs it, compares with the reference.
 void Check(const Combo& c, int64_t m, int64_t k, int64_t n, int64_t gs, uint32_t seed) {
   QLayerSpec s;
@@ -96,7 +99,7 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, int64_t gs, uint32_t
   const std::string where = Describe(c, s);
   SCOPED_TRACE(where);
   ir::Graph g = testing_graphs::MakeQLayer(s, seed);
-  auto profile = LoadProfile(gpu_test::TestProfile());
+  auto profile = g_profile_override ? Result<TargetProfile>(*g_profile_override) : LoadProfile(gpu_test::TestProfile());
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   CompileOptions o;
   o.select.force_accum = c.accum;
@@ -293,6 +296,35 @@ TEST(Int4, AsymmetricZeroPointsMatter) {
   EXPECT_GT(diff, 0.1);
   for (Accum acc : {Accum::IntDot, Accum::Dequant})
     for (Algo alg : {Algo::Gemm, Algo::Gemv}) Check({ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, false, acc, alg}, 3, 256, 16, 32, 11);
+}
+
+// The GEMV's tunable parameters (sidecar gemv_threads / gemv_channels / gemv_unroll, what
+// `vkqc tune` sweeps): every setting must give the reference's results, on the unit-group int4
+// fast path (gs 32, 64), the per-word path (gs 16), int8 weights and the dequant variants,
+// with K that leaves a partial last iteration and N not a multiple of the channel count.
+TEST(Int4, TunedGemvParameters) {
+  auto base = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  struct Tune {
+    uint32_t threads, channels, unroll;
+  };
+  uint32_t seed = 900;
+  for (Tune t : {Tune{32, 1, 1}, Tune{64, 8, 2}, Tune{256, 16, 4}, Tune{16, 2, 4}}) {
+    TargetProfile p = *base;
+    p.gemv_threads = t.threads;
+    p.gemv_channels = t.channels;
+    p.gemv_unroll = t.unroll;
+    g_profile_override = &p;
+    SCOPED_TRACE("threads " + std::to_string(t.threads) + " channels " + std::to_string(t.channels) + " unroll " +
+                 std::to_string(t.unroll));
+    for (ir::Scheme w : {ir::Scheme::Q4GSW, ir::Scheme::Q4GAW, ir::Scheme::Q8CSW}) {
+      Check({w, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, 3, 2112, 37, w == ir::Scheme::Q4GAW ? 64 : 32, seed++);
+      Check({w, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, 1, 4160, 21, 16, seed++);
+      Check({w, ir::Scheme::Q8TA, false, true, Accum::IntDot, Algo::Gemv}, 2, 1056, 20, 32, seed++);
+      Check({w, ir::Scheme::Float, false, false, Accum::Dequant, Algo::Gemv}, 1, 2080, 13, 32, seed++);
+    }
+  }
+  g_profile_override = nullptr;
 }
 
 // Regression: a row stride was wrong when N % 8 == 4 in the reference system.

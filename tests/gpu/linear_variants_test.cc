@@ -10,7 +10,7 @@
 #include "compiler/passes/pipeline.h"
 #include "gpu_fixture.h"
 #include "reference/reference.h"
-#include "tests/common/linear_graphs.h"
+#include "compiler/graph/synthetic.h"
 
 namespace vkqc {
 namespace {
@@ -150,7 +150,7 @@ TEST(LinearVariantsOtherProfiles, BaselineAndAndroid16) {
 
 // Weight-only layers (float activations) take the dequant path on every target.
 TEST(LinearVariantsOtherProfiles, WeightOnlyLayer) {
-  for (int64_t m : {1, 64}) {
+  for (int64_t m : {1, 64, 129}) {
     LayerSpec l;
     l.k = 1000;
     l.n = 100;
@@ -164,7 +164,10 @@ TEST(LinearVariantsOtherProfiles, WeightOnlyLayer) {
     std::vector<std::string> variants;
     ASSERT_TRUE(gpu_test::RunBundle(*bundle, 0, x, &y, nullptr, &variants));
     gpu_test::ExpectNoValidationMessages("weight-only");
-    EXPECT_EQ(variants[0], m == 1 ? "linear_q8csw_dequant_gemv" : "linear_q8csw_dequant_gemm");
+    // The profile's (possibly tuned) GEMV/GEMM threshold decides the algorithm.
+    const TargetProfile tp = Profile(gpu_test::TestProfile());
+    const int64_t gemv_max = tp.gemv_max_m ? tp.gemv_max_m : linear::kDefaultGemvMaxM;
+    EXPECT_EQ(variants[0], m <= gemv_max ? "linear_q8csw_dequant_gemv" : "linear_q8csw_dequant_gemm");
     auto want = ref::RunGraph(g, {{"x", x}}, {});
     ASSERT_TRUE(want.ok());
     const auto& w = want->at("y");

@@ -22,6 +22,7 @@
 #include "tools/vkqc/npy.h"
 #include "tools/vkqc/probe.h"
 #include "tools/vkqc/roofline.h"
+#include "tools/vkqc/tune.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -57,6 +58,11 @@ commands:
                                              measure the local device's roofline (read GB/s,
                                              int8 dot TOPS, fp32/fp16 FMA TFLOPS); -o adds it
                                              to a sidecar (created, or merged into an existing one)
+  tune    [-o PROFILE.vkqc.json] [--device I] [--min-ms 20] [--quick] [--validation]
+                                             sweep the linear kernels' parameters (GEMV threads,
+                                             channels, units in flight; GEMM tile; GEMV/GEMM
+                                             threshold) on the local device; -o writes the winners
+                                             into a sidecar that `compile --target` uses
 )";
 
 struct Args {
@@ -72,7 +78,7 @@ struct Args {
 // Flags without a value, and options that take one; anything else is unknown.
 bool IsSwitch(const std::string& k) {
   return k == "--validation" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
-         k == "--no-coopmat" || k == "--allow-fp16";
+         k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16";
 }
 bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
@@ -904,6 +910,24 @@ Status CmdRoofline(const Args& a) {
   return RunRoofline(o);
 }
 
+Status CmdTune(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"-o", "--device", "--min-ms", "--quick", "--validation"}));
+  if (!a.pos.empty()) return UserError("usage: vkqc tune [-o PROFILE.vkqc.json] (no positional arguments)");
+  TuneOptions o;
+  o.out = a.Get("-o");
+  o.validation = a.Has("--validation");
+  o.quick = a.Has("--quick");
+  if (a.Has("--device")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
+    if (d < 0 || d > 1024) return UserError("--device " + std::to_string(d) + " is out of range (0..1024)");
+    o.device = int(d);
+  }
+  if (a.Has("--min-ms")) {
+    VKQC_ASSIGN_OR_RETURN(o.min_ms, ParseDouble(a.Get("--min-ms"), "--min-ms"));
+  }
+  return RunTune(o);
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
@@ -925,6 +949,7 @@ int Main(int argc, char** argv) {
   else if (cmd == "profiles") st = CmdProfiles(*args);
   else if (cmd == "probe") st = CmdProbe(*args);
   else if (cmd == "roofline") st = CmdRoofline(*args);
+  else if (cmd == "tune") st = CmdTune(*args);
   else {
     std::fprintf(stderr, "vkqc: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -13,6 +13,7 @@
 #include "compiler/graph/vkqg_io.h"
 #include "tools/vkqc/probe.h"
 #include "tools/vkqc/roofline_bundles.h"
+#include "tools/vkqc/timing.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -20,64 +21,6 @@ namespace {
 
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint32_t kMaxGroups = 65535;  // maxComputeWorkGroupCount[0] is at least this on every device
-
-// One runtime context; validation messages are collected and fail the command at the end.
-struct Session {
-  vkqc_context ctx = nullptr;
-  std::vector<std::string> validation;
-  ~Session() { vkqc_context_destroy(ctx); }
-  static void Log(void* user, vkqc_log_level level, const char* msg) {
-    auto* self = static_cast<Session*>(user);
-    if (level == VKQC_LOG_VALIDATION) {
-      self->validation.push_back(msg);
-      std::fprintf(stderr, "validation: %s\n", msg);
-    } else if (level >= VKQC_LOG_WARNING) {
-      std::fprintf(stderr, "vkqc: %s\n", msg);
-    }
-  }
-};
-
-struct ModelDeleter {
-  void operator()(vkqc_model_t* m) const { vkqc_model_destroy(m); }
-};
-using Model = std::unique_ptr<vkqc_model_t, ModelDeleter>;
-
-Result<Model> Load(Session& s, const RooflineBundle& b) {
-  vkqc_model_options mo;
-  vkqc_model_options_init(&mo);
-  vkqc_model m = nullptr;
-  if (vkqc_model_load(s.ctx, b.bytes.data(), b.bytes.size(), &mo, &m) != VKQC_OK) return UserError(vkqc_last_error());
-  return Model(m);
-}
-
-// GPU nanoseconds of `layer` in one timed run.
-Result<double> TimeOnce(vkqc_model m, uint32_t layer) {
-  std::vector<double> layer_ns(vkqc_model_layer_count(m, 0));
-  double total = 0;
-  if (vkqc_model_run_timed(m, 0, layer_ns.data(), &total) != VKQC_OK) return UserError(vkqc_last_error());
-  if (layer >= layer_ns.size()) return InternalError("roofline: no layer " + std::to_string(layer));
-  return layer_ns[layer];
-}
-
-struct Timing {
-  double median_ns = 0;
-  size_t runs = 0;
-};
-
-// Two warm-up runs, then runs until they cover min_ms of measured time and number at least 10.
-Result<Timing> Measure(vkqc_model m, uint32_t layer, double min_ms) {
-  for (int w = 0; w < 2; ++w) VKQC_TRY(TimeOnce(m, layer));
-  std::vector<double> ns;
-  double acc_ms = 0;
-  while ((acc_ms < min_ms || ns.size() < 10) && ns.size() < 100000) {
-    VKQC_ASSIGN_OR_RETURN(double t, TimeOnce(m, layer));
-    ns.push_back(t);
-    acc_ms += t / 1e6;
-  }
-  std::sort(ns.begin(), ns.end());
-  if (!(ns[ns.size() / 2] > 0)) return UserError("the device's timestamps did not advance (median time 0)");
-  return Timing{ns[ns.size() / 2], ns.size()};
-}
 
 // Four significant digits: what a roofline can honestly claim.
 double Round4(double v) {
@@ -106,29 +49,6 @@ std::string Fmt(const char* f, double v) {
   return buf;
 }
 
-// Checks the -o path before anything is measured: the name, that an existing file is a sidecar
-// this command may update, that a new one can be created. Returns the existing text ("" if none).
-Result<std::string> CheckOutput(const std::string& out) {
-  const std::string suffix = ".vkqc.json";
-  if (out.size() <= suffix.size() || out.compare(out.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return UserError("-o " + out + ": the roofline goes into a profile sidecar, whose name ends in .vkqc.json "
-                     "(e.g. mine.vkqc.json beside mine.json from `vkqc probe -o mine.json`)");
-  std::error_code ec;
-  if (std::filesystem::exists(out, ec)) {
-    VKQC_ASSIGN_OR_RETURN(auto bytes, ReadFileBytes(out));
-    std::string text(bytes->begin(), bytes->end());
-    VKQC_TRY(SetSidecarRoofline(text, out, Roofline{}));  // refuses what it would not merge into
-    if (access(out.c_str(), W_OK) != 0) return UserError(out + ": the file is not writable");
-    return text;
-  }
-  std::filesystem::path dir = std::filesystem::path(out).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!std::filesystem::is_directory(dir, ec))
-    return UserError("-o " + out + ": directory " + dir.string() + " does not exist");
-  if (access(dir.c_str(), W_OK) != 0) return UserError("-o " + out + ": directory " + dir.string() + " is not writable");
-  return std::string();
-}
-
 // Compute kernels: grows the per-invocation iterations until a run takes about target_ms
 // (a few rounds: the first estimate can be skewed by fixed per-dispatch costs), then measures.
 Result<Timing> MeasureCompute(Session& s, RooflineKernel k, uint32_t groups, uint32_t iters, double target_ms,
@@ -137,7 +57,7 @@ Result<Timing> MeasureCompute(Session& s, RooflineKernel k, uint32_t groups, uin
   Model m;
   for (int round = 0;; ++round) {
     VKQC_ASSIGN_OR_RETURN(b, BuildRooflineBundle({k, groups, 0, iters}));
-    VKQC_ASSIGN_OR_RETURN(m, Load(s, b));
+    VKQC_ASSIGN_OR_RETURN(m, Load(s, b.bytes));
     VKQC_TRY(TimeOnce(m.get(), b.measured_layer));
     VKQC_ASSIGN_OR_RETURN(double ns, TimeOnce(m.get(), b.measured_layer));
     const double ms = ns / 1e6;
@@ -195,7 +115,7 @@ Status RunRoofline(const RooflineOptions& o) {
   if (!(o.min_ms >= 0) || o.min_ms > 60000) return UserError("--min-ms must be between 0 and 60000");
   std::string existing;
   if (!o.out.empty()) {
-    VKQC_ASSIGN_OR_RETURN(existing, CheckOutput(o.out));
+    VKQC_ASSIGN_OR_RETURN(existing, CheckSidecarOutput(o.out));
   }
   std::string device_list;
   ProbedDeviceFacts facts;
@@ -223,13 +143,7 @@ Status RunRoofline(const RooflineOptions& o) {
   }
 
   Session s;
-  vkqc_context_options co;
-  vkqc_context_options_init(&co);
-  co.enable_validation = o.validation;
-  co.device_index = o.device;
-  co.log = &Session::Log;
-  co.log_user_data = &s;
-  if (vkqc_context_create(&co, &s.ctx) != VKQC_OK) return UserError(vkqc_last_error());
+  VKQC_TRY(s.Open(o.device, o.validation));
   const char* rt_name = "";
   vkqc_context_device_name(s.ctx, &rt_name);
   if (facts.device_name != rt_name)
@@ -249,7 +163,7 @@ Status RunRoofline(const RooflineOptions& o) {
     const uint32_t groups = uint32_t(std::clamp<uint64_t>(bytes / 16 / (4 * kRooflineWorkgroupSize), 1,
                                                           facts.is_cpu ? 64 : kMaxGroups));
     VKQC_ASSIGN_OR_RETURN(RooflineBundle b, BuildRooflineBundle({RooflineKernel::Read, groups, bytes, 1}));
-    VKQC_ASSIGN_OR_RETURN(Model m, Load(s, b));
+    VKQC_ASSIGN_OR_RETURN(Model m, Load(s, b.bytes));
     VKQC_ASSIGN_OR_RETURN(Timing t, Measure(m.get(), b.measured_layer, o.min_ms));
     std::vector<uint32_t> words(groups);
     if (vkqc_model_read_intermediate(m.get(), 0, b.out_tensor.c_str(), words.data(), words.size() * 4) != VKQC_OK)

@@ -36,7 +36,7 @@ uint32_t LinearChoice::SharedMemoryBytes() const {
   if (algo == Algo::Gemm) {
     const uint32_t sbk = bk4 + 1;
     const uint32_t a_elem = accum == Accum::IntDot ? 4 : 16;
-    return ty * rm * sbk * a_elem + bk4 * tx * rn * 4;
+    return ty * rm * sbk * a_elem + bk4 * tx * rn * 4 + (int4 ? bk4 * tx * rn * 4 : 0);
   }
   const uint32_t slots = subgroup_size ? threads / subgroup_size : threads;
   return slots * nr * 4 + nr * 4;
@@ -68,8 +68,11 @@ DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scal
   DispatchParams d;
   const uint32_t k4p = PackedK4(k);
   if (act == ir::Scheme::DQ8CA) {
-    // One workgroup per row: a min/max reduction, then the row's words.
-    const uint32_t local = FloorPow2(std::min<uint32_t>({128, p.max_compute_work_group_invocations,
+    // One workgroup per row: a min/max reduction, then the row's words. Up to one thread per
+    // packed word (at most 1024): at decode sizes this dispatch is latency-bound, one row per
+    // workgroup, so the row's loads are spread over as many threads as it has words.
+    const uint32_t local = FloorPow2(std::min<uint32_t>({1024, std::max<uint32_t>(32, k4p),
+                                                         p.max_compute_work_group_invocations,
                                                          p.max_compute_work_group_size[0]}));
     d.shader = {"quantize_dq8ca.comp", {}};
     d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
@@ -159,6 +162,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     d.spec.push_back({13, c.nr});
     d.spec.push_back({14, c.mb});
     d.spec.push_back({15, c.subgroup_size ? c.subgroup_size : 32u});
+    d.spec.push_back({16, c.unroll});
     d.local_size[0] = c.threads;
     d.local_size[1] = d.local_size[2] = 1;
     SplitGroups(Ceil(s.n, c.nr), p.max_compute_work_group_count[0], d.group_count);

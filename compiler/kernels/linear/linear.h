@@ -58,7 +58,9 @@ struct LinearChoice {
   uint32_t tx = 16, ty = 16, rm = 4, rn = 4, bk4 = 8;
   // GEMV: `threads` per workgroup (power of two), nr channels and mb rows per workgroup,
   // subgroup_size > 0 pins the subgroup width and enables the subgroupAdd reduction.
-  uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0;
+  // unroll: 16-byte weight units each thread loads per iteration before computing.
+  uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0, unroll = 1;
+  bool int4 = false;   // int4 weights (the GEMM stages group scales in shared memory)
   // Cooperative matrix (accum CoopMat, algo Gemm): cm_m x cm_n x cm_k matrix shape; a workgroup
   // of cm_wm x cm_wn subgroups of cm_sg invocations, each cm_tm x cm_tn tiles, so the block is
   // (cm_wm*cm_tm*cm_m) x (cm_wn*cm_tn*cm_n); cm_bkw shared words (4 bytes) along K per step;

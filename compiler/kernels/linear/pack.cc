@@ -50,8 +50,7 @@ PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t 
   }
   p.bias_off = next;
   next += uint32_t(n);
-  // Whole 16-byte units, so a kernel reading the region as uvec4 stays inside the binding.
-  next = (next + 3) / 4 * 4;
+  next = (next + 3) / 4 * 4;  // whole 16-byte units: the GEMV reads the region as uvec4
   p.region.assign(size_t(next) * 4, 0);
 
   for (int64_t r = 0; r < n; ++r) {

@@ -159,6 +159,7 @@ Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOpt
 Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                                   const SelectOptions& o) {
   LinearChoice c;
+  c.int4 = s.Int4();
   if (o.force_accum && *o.force_accum == Accum::CoopMat) {
     const std::string no = PlanCoopMat(s, p, o, c);
     if (!no.empty()) return UserError("cooperative-matrix accumulation was forced, but " + no);
@@ -196,7 +197,10 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // Few 64x64 tiles leave most of a large GPU idle while each workgroup walks all of K:
     // use 32x32 tiles (8x8 threads) so four times as many workgroups hide the latency.
     const int64_t tiles64 = ((s.m + 63) / 64) * ((s.n + 63) / 64);
-    if (tiles64 < 128 && c.tx * c.ty > 64) {
+    if (p.gemm_tile == 32 || p.gemm_tile == 64) {
+      if (p.gemm_tile == 32) c.tx = c.ty = 8;
+      why << " (" << p.gemm_tile << "x" << p.gemm_tile << " tiles: the profile's tuned gemm_tile)";
+    } else if (tiles64 < 128 && c.tx * c.ty > 64) {
       c.tx = 8;
       c.ty = 8;
       why << " (32x32 tiles: only " << tiles64 << " 64x64 tiles)";
@@ -204,9 +208,18 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     while (c.SharedMemoryBytes() > shm && c.ty > 1) c.ty /= 2;
   } else {
     const uint32_t k16 = (s.Int4() ? PackedK8(s.k) : PackedK4(s.k)) / 4;  // uvec4 units
-    c.threads = FloorPow2(std::min({128u, inv, p.max_compute_work_group_size[0]}));
-    while (c.threads > 32 && c.threads / 2 >= k16) c.threads /= 2;
+    const uint32_t max_threads = FloorPow2(std::min(inv, p.max_compute_work_group_size[0]));
+    if (p.gemv_threads) {
+      c.threads = std::min(p.gemv_threads, max_threads);
+    } else {
+      c.threads = std::min(128u, max_threads);
+      while (c.threads > 32 && c.threads / 2 >= k16) c.threads /= 2;
+    }
     c.nr = s.n >= 16 || s.out_q8 ? 4 : (s.n >= 2 ? 2 : 1);  // int8 outputs: whole words
+    if (p.gemv_channels) c.nr = std::max(p.gemv_channels, s.out_q8 ? 4u : 1u);
+    c.unroll = p.gemv_unroll ? p.gemv_unroll : (k16 >= 2 * c.threads ? 2u : 1u);
+    why << ", " << c.threads << " threads x " << c.nr << " channels, " << c.unroll << " unit(s) in flight"
+        << (p.gemv_threads || p.gemv_channels || p.gemv_unroll ? " (tuned)" : "");
     c.mb = uint32_t(std::min<int64_t>(s.m, 8));
     const uint32_t sg = p.tuned_subgroup_size;
     if (p.subgroup_arithmetic_compute && p.subgroup_size_control &&

@@ -8,7 +8,7 @@
 #include "compiler/passes/pipeline.h"
 #include "compiler/shaderlib/shaderlib.h"
 #include "runtime/src/internal.h"
-#include "tests/common/linear_graphs.h"
+#include "compiler/graph/synthetic.h"
 
 namespace vkqc {
 namespace {

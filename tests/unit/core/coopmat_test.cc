@@ -11,7 +11,7 @@
 #include "compiler/passes/pipeline.h"
 #include "compiler/shaderlib/shaderlib.h"
 #include "schema/bundle_generated.h"
-#include "tests/common/linear_graphs.h"
+#include "compiler/graph/synthetic.h"
 
 namespace vkqc::linear {
 namespace {

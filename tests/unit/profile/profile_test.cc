@@ -55,7 +55,7 @@ std::string ParseError(const std::string& doc, const std::string& sidecar = "", 
 
 // Every field of TargetProfile. If this fails, TargetProfile changed: update ExpectSame and
 // WriteProfileJson/ParseProfileJson for the new field.
-static_assert(sizeof(TargetProfile) == 408, "TargetProfile changed: update ExpectSame and the (de)serializer");
+static_assert(sizeof(TargetProfile) == 424, "TargetProfile changed: update ExpectSame and the (de)serializer");
 
 void ExpectSameRoofline(const Roofline& a, const Roofline& b) {
   EXPECT_EQ(a.device, b.device);
@@ -114,6 +114,10 @@ void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
   EXPECT_EQ(a.gemv_max_m, b.gemv_max_m);
   EXPECT_EQ(a.conv_im2col_min_channels, b.conv_im2col_min_channels);
   EXPECT_EQ(a.conv_im2col_max_pixels, b.conv_im2col_max_pixels);
+  EXPECT_EQ(a.gemv_threads, b.gemv_threads);
+  EXPECT_EQ(a.gemv_channels, b.gemv_channels);
+  EXPECT_EQ(a.gemv_unroll, b.gemv_unroll);
+  EXPECT_EQ(a.gemm_tile, b.gemm_tile);
   ExpectSameRoofline(a.roofline, b.roofline);
 }
 
@@ -396,6 +400,27 @@ TEST(ProfileParse, SelectsProfileByNameOrSidecarOrFirst) {
   EXPECT_NE(err.find("sidecar"), std::string::npos) << err;
 }
 
+TEST(ProfileParse, LinearTuningFields) {
+  std::string doc = MakeDoc({{"b", Json::object()}}, {"b"});
+  TargetProfile p = MustParse(doc, R"({"gemv_threads": 64, "gemv_channels": 8, "gemv_unroll": 2, "gemm_tile": 32})");
+  EXPECT_EQ(p.gemv_threads, 64u);
+  EXPECT_EQ(p.gemv_channels, 8u);
+  EXPECT_EQ(p.gemv_unroll, 2u);
+  EXPECT_EQ(p.gemm_tile, 32u);
+  TargetProfile d = MustParse(doc);
+  EXPECT_EQ(d.gemv_threads + d.gemv_channels + d.gemv_unroll + d.gemm_tile, 0u) << "0 = the compiler's default";
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"gemv_threads": 96})", "gemv_threads"},  {R"({"gemv_threads": 2048})", "gemv_threads"},
+      {R"({"gemv_channels": 3})", "gemv_channels"}, {R"({"gemv_channels": 32})", "gemv_channels"},
+      {R"({"gemv_unroll": 8})", "gemv_unroll"},     {R"({"gemm_tile": 48})", "gemm_tile"},
+      {R"({"gemm_tile": -1})", "gemm_tile"},
+  };
+  for (const auto& [side, key] : bad) {
+    const std::string e = ParseError(doc, side);
+    EXPECT_NE(e.find(key), std::string::npos) << side << ": " << e;
+  }
+}
+
 TEST(ProfileParse, SidecarFields) {
   std::string doc = MakeDoc({{"b", Json::object()}}, {"b"});
   const char* side = R"({"$comment": "x", "name": "mine", "source": "measured", "tuned_subgroup_size": 16,
@@ -480,6 +505,10 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
                       {16, 16, 32, "uint8", "uint8", "uint32", "uint32"}};
   p.quirks = {"quirk_b", "quirk_a"};
   p.gemv_max_m = 7;
+  p.gemv_threads = 64;
+  p.gemv_channels = 8;
+  p.gemv_unroll = 2;
+  p.gemm_tile = 32;
   p.conv_im2col_min_channels = 24;
   p.conv_im2col_max_pixels = 1000;
   p.roofline = {"My GPU", "mydriver, 1.2.3", "2026-01-02", 3175.1, 104.3, 60.51, 0.1 + 0.2};

@@ -1,4 +1,5 @@
-// Builds in-memory linear graphs with random (fixed-seed) weights for compiler and GPU tests.
+// Builds in-memory linear graphs with random (fixed-seed) weights: compiler and GPU tests, and the
+// synthetic layers `vkqc tune` times.
 #pragma once
 #include <cstring>
 #include <memory>

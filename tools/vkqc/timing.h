@@ -1,0 +1,49 @@
+// Shared by `vkqc roofline` and `vkqc tune`: a runtime context that collects validation messages,
+// loading an in-memory bundle, GPU-timestamp medians, and the checks of a sidecar to be written.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/common/result.h"
+#include "vkqc/vkqc.h"
+
+namespace vkqc {
+
+// One runtime context; validation messages are collected and fail the command at the end.
+struct Session {
+  vkqc_context ctx = nullptr;
+  std::vector<std::string> validation;
+  ~Session() { vkqc_context_destroy(ctx); }
+  static void Log(void* user, vkqc_log_level level, const char* msg);
+  // Creates the context on `device` (-1: the first), validation layer on when asked.
+  Status Open(int device, bool validation);
+};
+
+struct ModelDeleter {
+  void operator()(vkqc_model_t* m) const { vkqc_model_destroy(m); }
+};
+using Model = std::unique_ptr<vkqc_model_t, ModelDeleter>;
+
+Result<Model> Load(Session& s, const std::vector<uint8_t>& bundle);
+
+// Layer index meaning "the whole program".
+inline constexpr uint32_t kWholeProgram = UINT32_MAX;
+
+// GPU nanoseconds of `layer` (or the program) in one timed run of `program`.
+Result<double> TimeOnce(vkqc_model m, uint32_t layer, uint32_t program = 0);
+
+struct Timing {
+  double median_ns = 0;
+  size_t runs = 0;
+};
+
+// Two warm-up runs, then runs until they cover min_ms of measured time and number at least 10.
+Result<Timing> Measure(vkqc_model m, uint32_t layer, double min_ms, uint32_t program = 0);
+
+// Checks an -o path before anything is measured: the name ends in .vkqc.json, an existing file is
+// a sidecar this command may update, a new one can be created. Returns the existing text ("" if none).
+Result<std::string> CheckSidecarOutput(const std::string& out);
+
+}  // namespace vkqc

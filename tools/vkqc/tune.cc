@@ -1,0 +1,240 @@
+#include "tools/vkqc/tune.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "compiler/graph/synthetic.h"
+#include "compiler/graph/vkqg_io.h"
+#include "compiler/passes/pipeline.h"
+#include "tools/vkqc/probe.h"
+#include "tools/vkqc/timing.h"
+
+namespace vkqc {
+namespace {
+
+using linear::Algo;
+
+struct Layer {
+  int64_t k, n;
+  ir::Scheme weights, act;
+  const char* label;
+};
+
+std::string LayerName(const Layer& l, int64_t m) {
+  return std::string(l.label) + " K=" + std::to_string(l.k) + " N=" + std::to_string(l.n) + " M=" + std::to_string(m);
+}
+
+// Each measurement gets a fresh runtime context: on the H100 driver, GPU times of a process
+// that had loaded and destroyed many models drifted upwards (a candidate measured late ran up
+// to 3x slower than the same kernel measured first), which would rank candidates by order.
+class Tuner {
+ public:
+  Tuner(int device, bool validation, double min_ms) : device_(device), validation_(validation), min_ms_(min_ms) {}
+  const std::vector<std::string>& validation_messages() const { return messages_; }
+
+  // Median GPU time of one layer (its quantize dispatch included) compiled for `p`.
+  Result<double> Time(const TargetProfile& p, const Layer& l, int64_t m, Algo algo) {
+    const std::string key = LayerName(l, m);
+    auto it = graphs_.find(key);
+    if (it == graphs_.end()) {
+      testing_graphs::QLayerSpec spec;
+      spec.m = m;
+      spec.k = l.k;
+      spec.n = l.n;
+      spec.weights = l.weights;
+      spec.act = l.act;
+      spec.group_size = 32;
+      it = graphs_.emplace(key, testing_graphs::MakeQLayer(spec, 1234)).first;
+    }
+    CompileOptions co;
+    co.select.force_algo = algo;
+    VKQC_ASSIGN_OR_RETURN(std::vector<uint8_t> bundle, CompileGraph(it->second, p, co, 0));
+    Session s;
+    VKQC_TRY(s.Open(device_, validation_));
+    Result<Timing> t = [&]() -> Result<Timing> {
+      VKQC_ASSIGN_OR_RETURN(Model model, Load(s, bundle));
+      return Measure(model.get(), kWholeProgram, min_ms_);
+    }();
+    messages_.insert(messages_.end(), s.validation.begin(), s.validation.end());
+    if (!t.ok()) return t.error();
+    return t->median_ns;
+  }
+
+ private:
+  int device_;
+  bool validation_;
+  double min_ms_;
+  std::vector<std::string> messages_;
+  std::map<std::string, ir::Graph> graphs_;
+};
+
+struct Candidate {
+  TargetProfile p;
+  std::string label;
+  double score = 0;  // sum over layers of time / the first candidate's time
+  std::vector<double> ns;
+};
+
+// Times every candidate on every layer; the score is relative to the first candidate (the
+// compiler's default), so each layer weighs the same whatever its size.
+Status Sweep(Tuner& t, std::vector<Candidate>& cands, const std::vector<Layer>& layers, int64_t m, Algo algo) {
+  for (auto& c : cands) {
+    for (size_t i = 0; i < layers.size(); ++i) {
+      VKQC_ASSIGN_OR_RETURN(double ns, t.Time(c.p, layers[i], m, algo));
+      c.ns.push_back(ns);
+      c.score += ns / cands[0].ns[i];
+    }
+  }
+  return {};
+}
+
+void PrintRanking(const char* what, std::vector<Candidate>& cands, const std::vector<Layer>& layers, int64_t m) {
+  std::printf("\n%s (M=%lld; us per layer; score = sum of time / default's, lower is better)\n", what, (long long)m);
+  std::printf("%-34s %7s", "candidate", "score");
+  for (const auto& l : layers) std::printf("  %18s", (std::to_string(l.k) + "x" + std::to_string(l.n)).c_str());
+  std::printf("\n");
+  std::vector<size_t> order(cands.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cands[a].score < cands[b].score; });
+  for (size_t r = 0; r < order.size(); ++r) {
+    const Candidate& c = cands[order[r]];
+    if (r >= 8 && order[r] != 0) continue;  // the best 8 and the default
+    std::printf("%-34s %7.3f", c.label.c_str(), c.score);
+    for (double ns : c.ns) std::printf("  %18.2f", ns / 1e3);
+    std::printf("\n");
+  }
+}
+
+const Candidate& Best(const std::vector<Candidate>& cands) {
+  return *std::min_element(cands.begin(), cands.end(),
+                           [](const Candidate& a, const Candidate& b) { return a.score < b.score; });
+}
+
+}  // namespace
+
+Status RunTune(const TuneOptions& o) {
+  if (!(o.min_ms >= 0) || o.min_ms > 60000) return UserError("--min-ms must be between 0 and 60000");
+  std::string existing;
+  if (!o.out.empty()) {
+    VKQC_ASSIGN_OR_RETURN(existing, CheckSidecarOutput(o.out));
+  }
+  std::string device_list;
+  ProbedDeviceFacts facts;
+  auto probed = ProbeLocalDevice(o.device, &device_list, &facts);
+  if (!probed.ok()) {
+    std::string m = probed.error().message;
+    while (!m.empty() && m.back() == '\n') m.pop_back();
+    return UserError((o.device >= 0 ? "--device " + std::to_string(o.device) + ": " : std::string()) + m);
+  }
+  TargetProfile base = *probed;
+  base.gemv_threads = base.gemv_channels = base.gemv_unroll = base.gemm_tile = base.gemv_max_m = 0;
+
+  Session s;
+  VKQC_TRY(s.Open(o.device, o.validation));
+  const char* rt_name = "";
+  vkqc_context_device_name(s.ctx, &rt_name);
+  if (facts.device_name != rt_name)
+    return UserError("device index " + std::to_string(o.device) + " is '" + facts.device_name +
+                     "' among all devices but '" + rt_name + "' among devices with a compute queue");
+  vkqc_context_destroy(s.ctx);  // every measurement opens its own (see Tuner)
+  s.ctx = nullptr;
+  const bool quick = o.quick || facts.is_cpu;
+  std::printf("device: %s (%s), driver %s%s\n", facts.device_name.c_str(), facts.type.c_str(), facts.driver.c_str(),
+              quick ? "; quick sweep on small layers" : "");
+
+  const ir::Scheme q4 = ir::Scheme::Q4GSW, q8 = ir::Scheme::Q8CSW, dq = ir::Scheme::DQ8CA, ta = ir::Scheme::Q8TA;
+  // Decode layers: the Llama-3-8B / 3.2-1B MLP and attention shapes (DESIGN 7); small ones on a CPU.
+  const std::vector<Layer> decode =
+      quick ? std::vector<Layer>{{512, 256, q4, dq, "dq8ca x q4gsw"}, {256, 512, q8, ta, "q8ta x q8csw"}}
+            : std::vector<Layer>{{4096, 14336, q4, dq, "dq8ca x q4gsw"},
+                                 {14336, 4096, q4, dq, "dq8ca x q4gsw"},
+                                 {2048, 8192, q4, dq, "dq8ca x q4gsw"},
+                                 {4096, 4096, q8, ta, "q8ta x q8csw"}};
+  const std::vector<Layer> prefill =
+      quick ? std::vector<Layer>{{256, 256, q8, ta, "q8ta x q8csw"}}
+            : std::vector<Layer>{{4096, 4096, q8, ta, "q8ta x q8csw"}, {4096, 14336, q4, dq, "dq8ca x q4gsw"}};
+  Tuner tuner(o.device, o.validation, o.min_ms);
+
+  // 1. GEMV parameters at M = 1. The default first (scores are relative to it).
+  std::vector<Candidate> gemv;
+  gemv.push_back({base, "default", 0, {}});
+  const uint32_t max_inv = std::min(base.max_compute_work_group_invocations, base.max_compute_work_group_size[0]);
+  const std::vector<uint32_t> threads = quick ? std::vector<uint32_t>{32, 128} : std::vector<uint32_t>{32, 64, 128, 256};
+  const std::vector<uint32_t> channels = quick ? std::vector<uint32_t>{2, 4} : std::vector<uint32_t>{1, 2, 4, 8};
+  const std::vector<uint32_t> unrolls = quick ? std::vector<uint32_t>{1, 2} : std::vector<uint32_t>{1, 2, 4};
+  for (uint32_t th : threads)
+    for (uint32_t ch : channels)
+      for (uint32_t un : unrolls) {
+        if (th > max_inv) continue;
+        Candidate c{base, "", 0, {}};
+        c.p.gemv_threads = th;
+        c.p.gemv_channels = ch;
+        c.p.gemv_unroll = un;
+        c.label = std::to_string(th) + " threads, " + std::to_string(ch) + " ch, unroll " + std::to_string(un);
+        gemv.push_back(std::move(c));
+      }
+  VKQC_TRY(Sweep(tuner, gemv, decode, 1, Algo::Gemv));
+  PrintRanking("GEMV", gemv, decode, 1);
+  TargetProfile tuned = Best(gemv).p;
+  if (Best(gemv).label == "default") {  // keep explicit values: what the default resolved to is shape-dependent
+    tuned.gemv_threads = tuned.gemv_channels = tuned.gemv_unroll = 0;
+  }
+
+  // 2. GEMM tile at prefill sizes.
+  std::vector<Candidate> gemm;
+  gemm.push_back({tuned, "default (automatic)", 0, {}});
+  for (uint32_t tile : {32u, 64u}) {
+    Candidate c{tuned, std::to_string(tile) + "x" + std::to_string(tile) + " tiles", 0, {}};
+    c.p.gemm_tile = tile;
+    gemm.push_back(std::move(c));
+  }
+  const int64_t m_prefill = quick ? 64 : 512;
+  VKQC_TRY(Sweep(tuner, gemm, prefill, m_prefill, Algo::Gemm));
+  PrintRanking("tiled GEMM", gemm, prefill, m_prefill);
+  tuned.gemm_tile = Best(gemm).p.gemm_tile;
+
+  // 3. GEMV/GEMM threshold: the largest M up to which the GEMV is at least as fast at every
+  // measured size (summed over the decode layers).
+  std::printf("\nGEMV vs tiled GEMM (us, summed over the decode layers)\n%6s %12s %12s\n", "M", "GEMV", "GEMM");
+  uint32_t threshold = 1;
+  bool gemv_still_wins = true;
+  for (int64_t m : quick ? std::vector<int64_t>{2, 8, 32} : std::vector<int64_t>{2, 4, 8, 16, 32, 64}) {
+    double tv = 0, tg = 0;
+    for (const Layer& l : decode) {
+      VKQC_ASSIGN_OR_RETURN(double a, tuner.Time(tuned, l, m, Algo::Gemv));
+      VKQC_ASSIGN_OR_RETURN(double b, tuner.Time(tuned, l, m, Algo::Gemm));
+      tv += a;
+      tg += b;
+    }
+    std::printf("%6lld %12.2f %12.2f%s\n", (long long)m, tv / 1e3, tg / 1e3, tv <= tg ? "  GEMV" : "  GEMM");
+    if (gemv_still_wins && tv <= tg) threshold = uint32_t(m);
+    else gemv_still_wins = false;
+  }
+  tuned.gemv_max_m = threshold;
+
+  // Drift check: the default GEMV measured again at the end.
+  double again = 0;
+  for (const Layer& l : decode) {
+    VKQC_ASSIGN_OR_RETURN(double ns, tuner.Time(base, l, 1, Algo::Gemv));
+    again += ns;
+  }
+  double first = 0;
+  for (double ns : gemv[0].ns) first += ns;
+  std::printf("\ndrift check: the default GEMV took %.2f us (sum over the decode layers) first, %.2f us last\n",
+              first / 1e3, again / 1e3);
+  std::printf("\ntuned: gemv_threads %u, gemv_channels %u, gemv_unroll %u (0 = the compiler's default), gemm_tile %u "
+              "(0 = automatic), gemv_max_m %u\n",
+              tuned.gemv_threads, tuned.gemv_channels, tuned.gemv_unroll, tuned.gemm_tile, tuned.gemv_max_m);
+  const size_t nval = s.validation.size() + tuner.validation_messages().size();
+  if (nval) return UserError(std::to_string(nval) + " validation message(s) (see above); nothing written");
+  if (!o.out.empty()) {
+    VKQC_ASSIGN_OR_RETURN(std::string text, SetSidecarTuning(existing, o.out, tuned));
+    VKQC_TRY(WriteFileBytes(o.out, text.data(), text.size()));
+    std::printf("wrote the tuning to %s%s\n", o.out.c_str(), existing.empty() ? "" : " (merged into the sidecar)");
+  }
+  return {};
+}
+
+}  // namespace vkqc
