@@ -16,8 +16,11 @@ P=$OUT/h100.json S=$OUT/h100.vkqc.json
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
 $V probe -o "$P" || exit 1
 $V roofline -o "$S" 2>&1 | tee $OUT/roofline.log
-echo "== tune"; timeout 170 $V tune -o "$S" > $OUT/tune.log 2>&1; echo "tune rc=$?"; tail -3 $OUT/tune.log
-echo "== suite"; timeout 270 bash bench/suite.sh "$V" "$P" "$S" $OUT/suite ${SUITE_QUICK:-}; echo "suite rc=$?"
+echo "== GPU tests of the cooperative-matrix GEMM (validation on)"
+VKQC_TEST_PROFILE=$P timeout 100 .dev/vkqc_gpu_tests --gtest_filter='*CoopMat*' > $OUT/coopmat_tests.log 2>&1
+echo "coopmat tests rc=$?"; grep -E '^\[  (PASSED|FAILED)|tests ran|^\[  SKIPPED' $OUT/coopmat_tests.log | tail -8
+echo "== tune"; timeout 150 $V tune -o "$S" > $OUT/tune.log 2>&1; echo "tune rc=$?"; tail -3 $OUT/tune.log
+echo "== suite"; timeout 260 bash bench/suite.sh "$V" "$P" "$S" $OUT/suite ${SUITE_QUICK:-}; echo "suite rc=$?"
 echo "== GPU tests (validation on)"
-VKQC_TEST_PROFILE=$P timeout 80 .dev/vkqc_gpu_tests --gtest_filter="${1:-Int4*:Linear*:Roofline*}" > $OUT/gpu_tests.log 2>&1
+VKQC_TEST_PROFILE=$P timeout 50 .dev/vkqc_gpu_tests --gtest_filter="${1:-Int4*:Linear*:Roofline*}" > $OUT/gpu_tests.log 2>&1
 echo "gpu tests rc=$?"; grep -E '^\[  (PASSED|FAILED)|tests ran|^\[  SKIPPED' $OUT/gpu_tests.log | tail -8

@@ -36,15 +36,27 @@ bench_rows() {
 }
 for shape in $SHAPES; do
   K=${shape%x*} N=${shape#*x}
-  for scheme in dq8ca:q4gsw q8ta:q8csw float:q4gsw; do
-    act=${scheme%:*} wq=${scheme#*:}
+  for scheme in ${SCHEMES:-dq8ca:q4gsw q8ta:q8csw float:q4gsw f16:q4gsw q8ta:q8csw:nocm}; do
+    # ACT:WEIGHTS[:nocm]; f16 = float activations with --allow-fp16 (the fp16 cooperative-matrix
+    # GEMM where the target has one); nocm = --no-coopmat (the tiled int-dot GEMM phones run).
+    IFS=: read -r act wq opt <<< "$scheme"
+    flags="" tol=1e-4
+    [ "$act" = f16 ] && { act=float; flags="--allow-fp16"; tol=2e-3; }
+    [ "$opt" = nocm ] && flags="$flags --no-coopmat"
+    # The extra variants only on the two shapes the targets name.
+    if [ -n "$flags" ] && [ "$shape" != 4096x14336 ] && [ "$shape" != 8192x28672 ] && [ -z "$QUICK" ]; then continue; fi
     python3 "$HERE/gen_linear.py" "$W/g" "$K" "$N" "$act" "$wq" || { fail=1; continue; }
-    if ! "$VKQC" compile "$W/g/graph.json" --target "$PROFILE" --tokens "$(echo $TOKENS | tr ' ' ,)" -o "$W/b.vkqb" > "$W/compile.out" 2>&1; then
+    if ! "$VKQC" compile "$W/g/graph.json" --target "$PROFILE" --tokens "$(echo $TOKENS | tr ' ' ,)" $flags -o "$W/b.vkqb" > "$W/compile.out" 2>&1; then
       cat "$W/compile.out"; fail=1; continue
     fi
-    if ! "$VKQC" run "$W/b.vkqb" --tokens 8 --reference "$W/g/graph.json" > "$W/run.out" 2>&1 || ! grep -q PASS "$W/run.out"; then
-      echo "REFERENCE CHECK FAILED: $shape $scheme"; cat "$W/run.out"; fail=1
-    fi
+    # Reference checks: the decode program always, a prefill program where the CPU reference is quick.
+    checks=1
+    [ $((K * N)) -le 33554432 ] && checks="1 $(echo $TOKENS | awk '{print $NF >= 128 ? 128 : $NF}')"
+    for t in $checks; do
+      if ! "$VKQC" run "$W/b.vkqb" --tokens $t --reference "$W/g/graph.json" --tolerance $tol > "$W/run.out" 2>&1 || ! grep -q PASS "$W/run.out"; then
+        echo "REFERENCE CHECK FAILED: $shape $scheme tokens $t"; cat "$W/run.out"; fail=1
+      fi
+    done
     for t in $TOKENS; do
       echo "== $shape $scheme tokens $t" >> "$LOG"
       "$VKQC" bench "$W/b.vkqb" --tokens "$t" --roofline "$ROOF" > "$W/bench.out" 2>&1 || fail=1

@@ -161,8 +161,8 @@ Status RunTune(const TuneOptions& o) {
   std::vector<Candidate> gemv;
   gemv.push_back({base, "default", 0, {}});
   const uint32_t max_inv = std::min(base.max_compute_work_group_invocations, base.max_compute_work_group_size[0]);
-  const std::vector<uint32_t> threads = quick ? std::vector<uint32_t>{32, 128} : std::vector<uint32_t>{32, 64, 128, 256};
-  const std::vector<uint32_t> channels = quick ? std::vector<uint32_t>{2, 4} : std::vector<uint32_t>{1, 2, 4, 8};
+  const std::vector<uint32_t> threads = quick ? std::vector<uint32_t>{32, 128} : std::vector<uint32_t>{64, 128, 256};
+  const std::vector<uint32_t> channels = quick ? std::vector<uint32_t>{2, 4} : std::vector<uint32_t>{2, 4, 8};
   const std::vector<uint32_t> unrolls = quick ? std::vector<uint32_t>{1, 2} : std::vector<uint32_t>{1, 2, 4};
   for (uint32_t th : threads)
     for (uint32_t ch : channels)
