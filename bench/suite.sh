@@ -51,7 +51,7 @@ for shape in $SHAPES; do
     fi
     # Reference checks: the decode program always, a prefill program where the CPU reference is quick.
     checks=1
-    [ $((K * N)) -le 33554432 ] && checks="1 $(echo $TOKENS | awk '{print $NF >= 128 ? 128 : $NF}')"
+    [ $((K * N)) -le 33554432 ] && checks="1 $(echo $TOKENS | awk '{print ($NF >= 128 ? 128 : $NF)}')"
     for t in $checks; do
       if ! "$VKQC" run "$W/b.vkqb" --tokens $t --reference "$W/g/graph.json" --tolerance $tol > "$W/run.out" 2>&1 || ! grep -q PASS "$W/run.out"; then
         echo "REFERENCE CHECK FAILED: $shape $scheme tokens $t"; cat "$W/run.out"; fail=1
