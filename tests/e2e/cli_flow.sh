@@ -91,16 +91,23 @@ for p in nvidia-hopper android-baseline-2022 lavapipe; do
   cp "$OUT_FILE" "$WORK/inspect.$p.txt"
 done
 expect_variant "nvidia-hopper fc1 tokens 1: int8 dot GEMV" "$WORK/inspect.nvidia-hopper.txt" 1 fc1 linear_q8ta_q8csw_dot_gemv
-expect_variant "nvidia-hopper fc1 tokens 64: int8 cooperative-matrix GEMM" "$WORK/inspect.nvidia-hopper.txt" 64 fc1 linear_q8ta_q8csw_cm_gemm
-if grep -q "cooperative matrix on 'nvidia-hopper'" "$WORK/inspect.nvidia-hopper.txt" && grep -q "vulkanMemoryModel, cooperativeMatrix (NV), VK_NV_cooperative_matrix" "$WORK/inspect.nvidia-hopper.txt"; then
-  ok "inspect nvidia-hopper: why cooperative matrix, and what it requires"
+expect_variant "nvidia-hopper fc1 tokens 64: int-dot GEMM (NV coopmat lists no int8)" "$WORK/inspect.nvidia-hopper.txt" 64 fc1 linear_q8ta_q8csw_dot_gemm
+if grep -q "no cooperative matrix: 'nvidia-hopper' does not list int8 types for VK_NV_cooperative_matrix" "$WORK/inspect.nvidia-hopper.txt"; then
+  ok "inspect nvidia-hopper: why no int8 cooperative matrix"
 else
-  fail "inspect nvidia-hopper: why cooperative matrix, and what it requires" "$(cat "$WORK/inspect.nvidia-hopper.txt")"
+  fail "inspect nvidia-hopper: why no int8 cooperative matrix" "$(cat "$WORK/inspect.nvidia-hopper.txt")"
 fi
 vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --no-coopmat; cp "$OUT_FILE" "$WORK/inspect.nocm.txt"
 expect_variant "--no-coopmat: fc1 tokens 64 is dot GEMM" "$WORK/inspect.nocm.txt" 64 fc1 linear_q8ta_q8csw_dot_gemm
-vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --force-accum cm --coopmat-tile 2x2x2x2; cp "$OUT_FILE" "$WORK/inspect.cm.txt"
-expect_variant "--force-accum cm: fc3 (float activations) tokens 64 is fp16 cooperative-matrix GEMM" "$WORK/inspect.cm.txt" 64 fc3 linear_q8csw_cmf16_gemm
+vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --allow-fp16 --coopmat-tile 2x2x2x2; cp "$OUT_FILE" "$WORK/inspect.cm.txt"
+expect_variant "--allow-fp16: fc3 (float activations) tokens 64 is fp16 cooperative-matrix GEMM" "$WORK/inspect.cm.txt" 64 fc3 linear_q8csw_cmf16_gemm
+if grep -q "vulkanMemoryModel, cooperativeMatrix (NV), VK_NV_cooperative_matrix" "$WORK/inspect.cm.txt"; then
+  ok "inspect --allow-fp16: the bundle requires the NV cooperative matrix"
+else
+  fail "inspect --allow-fp16: the bundle requires the NV cooperative matrix" "$(cat "$WORK/inspect.cm.txt")"
+fi
+expect_error "--force-accum cm on nvidia-hopper refuses the int8 layer" "nv_coopmat_int8" -- \
+  compile "$MODEL" --target nvidia-hopper --tokens 64 --force-accum cm -o "$B/cm-int.vkqb"
 expect_error "--force-accum cm on lavapipe is refused with the reason" "cooperative-matrix accumulation was forced" "VK_NV_cooperative_matrix" -- \
   compile "$MODEL" --target lavapipe --tokens 64 --force-accum cm -o "$B/cm.vkqb"
 for p in android-baseline-2022 lavapipe; do

@@ -138,8 +138,9 @@ Status RunTune(const TuneOptions& o) {
   if (facts.device_name != rt_name)
     return UserError("device index " + std::to_string(o.device) + " is '" + facts.device_name +
                      "' among all devices but '" + rt_name + "' among devices with a compute queue");
-  vkqc_context_destroy(s.ctx);  // every measurement opens its own (see Tuner)
-  s.ctx = nullptr;
+  // `s` stays open while each measurement opens its own context (see Tuner): on NVIDIA's
+  // driver, creating an instance after the process's last one was destroyed fails
+  // (VK_ERROR_INCOMPATIBLE_DRIVER), so one context keeps the driver loaded.
   const bool quick = o.quick || facts.is_cpu;
   std::printf("device: %s (%s), driver %s%s\n", facts.device_name.c_str(), facts.type.c_str(), facts.driver.c_str(),
               quick ? "; quick sweep on small layers" : "");

@@ -43,6 +43,15 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     return "'" + p.name + "' lacks VK_NV_cooperative_matrix (the shader toolchain emits only the NV extension)";
   if (HasQuirk(p, "coopmat_unreliable")) return "'" + p.name + "' has the quirk coopmat_unreliable";
   const bool int8 = s.Quantized();
+  // VK_NV_cooperative_matrix is the only extension this toolchain's glslang emits, and NVIDIA's
+  // driver lists no integer types for it (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV: fp16
+  // only; its integer shapes are KHR-only). On the H100 the int8 kernels computed exact results
+  // but the validation layer rejects the matrix types, so they are off-spec there: int8 needs
+  // the sidecar quirk nv_coopmat_int8 (a device whose NV list has sint8 -> sint32).
+  if (int8 && !HasQuirk(p, "nv_coopmat_int8"))
+    return "'" + p.name + "' does not list int8 types for VK_NV_cooperative_matrix (NVIDIA lists fp16 only; int8 "
+           "needs VK_KHR_cooperative_matrix, which Debian 12's glslang cannot emit; sidecar quirk nv_coopmat_int8 "
+           "declares a device that does)";
   if (int8 && !p.shader_int8) return "'" + p.name + "' lacks shaderInt8 (int8 matrix operands)";
   if (!int8 && !p.shader_float16) return "'" + p.name + "' lacks shaderFloat16 (fp16 matrix operands)";
   const CoopMatShape* cs = int8 ? FindCoopMatShape(p, "sint8", "sint32", 32) : FindCoopMatShape(p, "float16", "float32", 16);

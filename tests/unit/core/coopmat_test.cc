@@ -19,8 +19,13 @@ namespace {
 TargetProfile Load(const std::string& name) {
   auto p = LoadProfile(name);
   EXPECT_TRUE(p.ok()) << p.error().message;
-  return p.ok() ? *p : TargetProfile{};
+  TargetProfile t = p.ok() ? *p : TargetProfile{};
+  // The int8 kernels need a device whose VK_NV_cooperative_matrix lists int8 types (NVIDIA's
+  // does not: see NoInt8WithoutTheQuirk); these selection tests declare one.
+  if (name == "nvidia-hopper") t.quirks.push_back("nv_coopmat_int8");
+  return t;
 }
+
 
 LinearShape Shape(ir::Scheme act, ir::Scheme w, int64_t gs, int64_t m = 512, int64_t k = 4096, int64_t n = 14336) {
   LinearShape s;
@@ -36,6 +41,28 @@ LinearShape Shape(ir::Scheme act, ir::Scheme w, int64_t gs, int64_t m = 512, int
 bool Has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 
 // nvidia-hopper, prefill-sized M: every int8-path scheme takes the cooperative-matrix GEMM.
+TEST(CoopMatSelect, NoInt8WithoutTheQuirk) {
+  auto p = LoadProfile("nvidia-hopper");
+  ASSERT_TRUE(p.ok());
+  const LinearShape s = Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32);
+  auto c = SelectLinear(s, *p, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->VariantName(s), "linear_dq8ca_q4gsw_dot_gemm");
+  EXPECT_TRUE(Has(c->reason, "does not list int8 types for VK_NV_cooperative_matrix")) << c->reason;
+  SelectOptions o;
+  o.force_accum = Accum::CoopMat;
+  auto forced = SelectLinear(s, *p, o);
+  ASSERT_FALSE(forced.ok());
+  EXPECT_TRUE(Has(forced.error().message, "nv_coopmat_int8")) << forced.error().message;
+  // fp16 stays available (opt-in).
+  SelectOptions f16;
+  f16.allow_fp16 = true;
+  const LinearShape fs = Shape(ir::Scheme::Float, ir::Scheme::Q4GSW, 32);
+  auto cf = SelectLinear(fs, *p, f16);
+  ASSERT_TRUE(cf.ok());
+  EXPECT_EQ(cf->VariantName(fs), "linear_q4gsw_cmf16_gemm");
+}
+
 TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
   const TargetProfile p = Load("nvidia-hopper");
   struct Case {

@@ -21,8 +21,8 @@ const Golden kGoldens[] = {
     {"android-16", "linear_q8ta_q8csw_dequant_gemv", "linear_q8ta_q8csw_dequant_gemm", 0},
     {"adreno-7xx", "linear_q8ta_q8csw_dequant_gemv", "linear_q8ta_q8csw_dequant_gemm", 0},  // no subgroup arithmetic assumed
     {"mali-valhall", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 0},
-    // Hopper lists s8 x s8 -> s32 cooperative-matrix shapes and VK_NV_cooperative_matrix.
-    {"nvidia-hopper", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_cm_gemm", 32},
+    // Hopper: VK_NV_cooperative_matrix lists no int8 types, so the int path keeps the tiled GEMM.
+    {"nvidia-hopper", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 32},
     {"nvidia-ada", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 32},  // f16 shapes only
     {"amd-rdna3", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 64},
     {"intel-arc", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 16},  // sidecar tunes for 16
