@@ -15,7 +15,7 @@ V=$PWD/.dev/vkqc
 P=$OUT/h100.json S=$OUT/h100.vkqc.json
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
 $V probe -o "$P" || exit 1
-$V roofline -o "$S" 2>&1 | tee $OUT/roofline.log
+$V roofline ${ROOF_ARGS:-} -o "$S" 2>&1 | tee $OUT/roofline.log
 echo "== GPU tests of the cooperative-matrix GEMM (validation on)"
 VKQC_TEST_PROFILE=$P timeout 100 .dev/vkqc_gpu_tests --gtest_filter='*CoopMat*' > $OUT/coopmat_tests.log 2>&1
 echo "coopmat tests rc=$?"; grep -E '^\[  (PASSED|FAILED)|tests ran|^\[  SKIPPED' $OUT/coopmat_tests.log | tail -8
