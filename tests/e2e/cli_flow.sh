@@ -91,15 +91,16 @@ for p in nvidia-hopper android-baseline-2022 lavapipe; do
   cp "$OUT_FILE" "$WORK/inspect.$p.txt"
 done
 expect_variant "nvidia-hopper fc1 tokens 1: int8 dot GEMV" "$WORK/inspect.nvidia-hopper.txt" 1 fc1 linear_q8ta_q8csw_dot_gemv
-expect_variant "nvidia-hopper fc1 tokens 64: int-dot GEMM (NV coopmat lists no int8)" "$WORK/inspect.nvidia-hopper.txt" 64 fc1 linear_q8ta_q8csw_dot_gemm
-if grep -q "no cooperative matrix: 'nvidia-hopper' does not list int8 types for VK_NV_cooperative_matrix" "$WORK/inspect.nvidia-hopper.txt"; then
+expect_variant "nvidia-hopper fc1 tokens 64: int8 dot GEMV (tuned threshold 64)" "$WORK/inspect.nvidia-hopper.txt" 64 fc1 linear_q8ta_q8csw_dot_gemv
+vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --gemv-max-m 8; cp "$OUT_FILE" "$WORK/inspect.gemm.txt"
+if grep -q "no cooperative matrix: 'nvidia-hopper' does not list int8 types for VK_NV_cooperative_matrix" "$WORK/inspect.gemm.txt"; then
   ok "inspect nvidia-hopper: why no int8 cooperative matrix"
 else
-  fail "inspect nvidia-hopper: why no int8 cooperative matrix" "$(cat "$WORK/inspect.nvidia-hopper.txt")"
+  fail "inspect nvidia-hopper: why no int8 cooperative matrix" "$(cat "$WORK/inspect.gemm.txt")"
 fi
-vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --no-coopmat; cp "$OUT_FILE" "$WORK/inspect.nocm.txt"
+vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --gemv-max-m 8 --no-coopmat; cp "$OUT_FILE" "$WORK/inspect.nocm.txt"
 expect_variant "--no-coopmat: fc1 tokens 64 is dot GEMM" "$WORK/inspect.nocm.txt" 64 fc1 linear_q8ta_q8csw_dot_gemm
-vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --allow-fp16 --coopmat-tile 2x2x2x2; cp "$OUT_FILE" "$WORK/inspect.cm.txt"
+vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --gemv-max-m 8 --allow-fp16 --coopmat-tile 2x2x2x2; cp "$OUT_FILE" "$WORK/inspect.cm.txt"
 expect_variant "--allow-fp16: fc3 (float activations) tokens 64 is fp16 cooperative-matrix GEMM" "$WORK/inspect.cm.txt" 64 fc3 linear_q8csw_cmf16_gemm
 if grep -q "vulkanMemoryModel, cooperativeMatrix (NV), VK_NV_cooperative_matrix" "$WORK/inspect.cm.txt"; then
   ok "inspect --allow-fp16: the bundle requires the NV cooperative matrix"

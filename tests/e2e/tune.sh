@@ -27,7 +27,7 @@ why=$(python3 - "$SIDE" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ok = (d.get("profile") and "quirks" in d and d.get("gemv_max_m", 0) >= 1
-      and d.get("gemv_threads") in (32, 128) and d.get("gemv_channels") in (2, 4) and d.get("gemv_unroll") in (1, 2)
+      and d.get("gemv_threads") in (0, 32, 128) and d.get("gemv_channels") in (0, 2, 4) and d.get("gemv_unroll") in (0, 1, 2)
       and d.get("gemm_tile") in (0, 32, 64))
 sys.exit(0 if ok else "unexpected tuning members: %r" % d)
 PY

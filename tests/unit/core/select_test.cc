@@ -35,7 +35,7 @@ TEST_P(SelectGolden, VariantAndLimits) {
   const Golden& g = GetParam();
   auto p = LoadProfile(g.profile);
   ASSERT_TRUE(p.ok()) << p.error().message;
-  for (int64_t m : {1, 64}) {
+  for (int64_t m : {1, 128}) {  // above every built-in threshold (nvidia-hopper's tuned one is 64)
     LinearShape s;
     s.m = m;
     s.k = s.n = 2048;
@@ -80,15 +80,15 @@ TEST(Select, ThresholdIsPerProfileAndOverridable) {
   auto p = LoadProfile("nvidia-hopper");
   ASSERT_TRUE(p.ok());
   LinearShape s;
-  s.m = kDefaultGemvMaxM;
+  s.m = p->gemv_max_m;  // 64, tuned
   s.k = 256;
   s.n = 256;
   s.act = ir::Scheme::Q8TA;
   EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemv);
-  s.m = kDefaultGemvMaxM + 1;
+  s.m = p->gemv_max_m + 1;
   EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemm);
   SelectOptions o;
-  o.gemv_max_m = 32;
+  o.gemv_max_m = 128;
   EXPECT_EQ(SelectLinear(s, *p, o)->algo, Algo::Gemv);
   p->gemv_max_m = 4;
   s.m = 5;

@@ -199,7 +199,12 @@ TEST(BuiltinProfiles, NvidiaHopperGoldenFacts) {
   for (const CoopMatShape& s : p.coopmat_shapes)
     has_s8 |= s.m == 16 && s.n == 16 && s.k == 32 && s.a_type == "sint8" && s.result_type == "sint32";
   EXPECT_TRUE(has_s8);
-  EXPECT_EQ(p.gemv_max_m, 8u);
+  // Tuned on an H100 by `vkqc tune` (bench/RESULTS.md).
+  EXPECT_EQ(p.gemv_max_m, 64u);
+  EXPECT_EQ(p.gemv_threads, 128u);
+  EXPECT_EQ(p.gemv_channels, 4u);
+  EXPECT_EQ(p.gemv_unroll, 1u);
+  EXPECT_EQ(p.gemm_tile, 64u);
 }
 
 TEST(BuiltinProfiles, AndroidBaseline2022GoldenFacts) {
@@ -687,10 +692,10 @@ TEST(ProfileErrors, NeverCrashesOnMutatedDocuments) {
 
 TEST(ProfileRoofline, HopperCarriesTheMeasuredH100Numbers) {
   const Roofline r = MustLoad("nvidia-hopper").roofline;
-  EXPECT_EQ(r.read_gbps, 3180);
-  EXPECT_EQ(r.int8_dot_tops, 104);
-  EXPECT_EQ(r.fp32_tflops, 60.5);
-  EXPECT_EQ(r.fp16_tflops, 45);
+  EXPECT_EQ(r.read_gbps, 3169);  // `vkqc roofline` on the H100, 2026-11-22
+  EXPECT_EQ(r.int8_dot_tops, 121.7);
+  EXPECT_EQ(r.fp32_tflops, 62.35);
+  EXPECT_EQ(r.fp16_tflops, 65.94);
   EXPECT_NE(r.device.find("H100"), std::string::npos) << r.device;
   Result<Roofline> loaded = LoadRoofline("nvidia-hopper");
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
