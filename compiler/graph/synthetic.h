@@ -156,4 +156,27 @@ inline ir::Graph MakeQLayer(const QLayerSpec& s, uint32_t seed) {
   return g;
 }
 
+// Input bytes for MakeQLayer(s, ...)'s x: random int8 codes when s.x_int8, else floats whose rows
+// have different ranges (so per-token parameters matter). `xf` receives the values as floats.
+inline std::vector<uint8_t> QLayerInput(const QLayerSpec& s, uint32_t seed, std::vector<float>* xf) {
+  const int64_t m = s.m, k = s.k;
+  std::vector<uint8_t> input;
+  xf->clear();
+  if (s.x_int8) {
+    std::mt19937 rng(seed);
+    for (int64_t i = 0; i < m * k; ++i) {
+      const int8_t v = int8_t(int(rng() % 256) - 128);
+      input.push_back(uint8_t(v));
+      xf->push_back(float(v));
+    }
+  } else {
+    *xf = RandomFloats(size_t(m * k), seed, 1.5f);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < k; ++j) (*xf)[r * k + j] = (*xf)[r * k + j] * float(1 + r % 5) + 0.3f * float(r % 3);
+    input.resize(xf->size() * 4);
+    std::memcpy(input.data(), xf->data(), input.size());
+  }
+  return input;
+}
+
 }  // namespace vkqc::testing_graphs

@@ -108,22 +108,7 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, int64_t gs, uint32_t
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
 
   std::vector<float> xf;
-  std::vector<uint8_t> input;
-  if (c.x_int8) {
-    std::mt19937 rng(seed + 7);
-    for (int64_t i = 0; i < m * k; ++i) {
-      const int8_t v = int8_t(int(rng() % 256) - 128);
-      input.push_back(uint8_t(v));
-      xf.push_back(float(v));
-    }
-  } else {
-    xf = testing_graphs::RandomFloats(size_t(m * k), seed + 7, 1.5f);
-    // Give rows different ranges so per-token parameters matter.
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t j = 0; j < k; ++j) xf[r * k + j] = xf[r * k + j] * float(1 + r % 5) + 0.3f * float(r % 3);
-    input.resize(xf.size() * 4);
-    std::memcpy(input.data(), xf.data(), input.size());
-  }
+  const std::vector<uint8_t> input = testing_graphs::QLayerInput(s, seed + 7, &xf);
   Ran ran;
   ASSERT_TRUE(RunLayer(*bundle, input, &ran));
   gpu_test::ExpectNoValidationMessages(where);

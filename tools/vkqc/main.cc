@@ -135,6 +135,14 @@ Result<int64_t> ParseInt(const std::string& s, const std::string& what) {
   }
 }
 
+// --device I: an index into the device list (absent: -1, the first device).
+Result<int> DeviceIndex(const Args& a) {
+  if (!a.Has("--device")) return -1;
+  VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
+  if (d < 0 || d > 1024) return UserError("--device " + std::to_string(d) + " is out of range (0..1024)");
+  return int(d);
+}
+
 Result<double> ParseDouble(const std::string& s, const std::string& what) {
   try {
     size_t pos = 0;
@@ -394,11 +402,7 @@ struct Runtime {
     co.enable_validation = a.Has("--validation");
     co.log = &Runtime::Log;
     co.log_user_data = this;
-    if (a.Has("--device")) {
-      VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
-      if (d < 0 || d > 1024) return UserError("--device " + std::to_string(d) + " is out of range (0..1024)");
-      co.device_index = int32_t(d);
-    }
+    VKQC_ASSIGN_OR_RETURN(co.device_index, DeviceIndex(a));
     if (vkqc_context_create(&co, &ctx) != VKQC_OK) return UserError(vkqc_last_error());
     vkqc_model_options mo;
     vkqc_model_options_init(&mo);
@@ -874,11 +878,8 @@ Status CmdProfiles(const Args& a) {
 Status CmdProbe(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"-o", "--device"}));
   if (!a.Has("-o")) return UserError("usage: vkqc probe -o PROFILE.json [--device I]");
-  int64_t d = -1;
-  if (a.Has("--device")) {
-    VKQC_ASSIGN_OR_RETURN(d, ParseInt(a.Get("--device"), "--device"));
-  }
-  VKQC_ASSIGN_OR_RETURN(TargetProfile p, ProbeLocalDevice(int(d)));
+  VKQC_ASSIGN_OR_RETURN(int d, DeviceIndex(a));
+  VKQC_ASSIGN_OR_RETURN(TargetProfile p, ProbeLocalDevice(d));
   ProfileFiles files = WriteProfileJson(p);
   std::string out = a.Get("-o");
   VKQC_TRY(WriteFileBytes(out, files.profile_json.data(), files.profile_json.size()));
@@ -894,11 +895,7 @@ Status CmdRoofline(const Args& a) {
   RooflineOptions o;
   o.out = a.Get("-o");
   o.validation = a.Has("--validation");
-  if (a.Has("--device")) {
-    VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
-    if (d < 0 || d > 1024) return UserError("--device " + std::to_string(d) + " is out of range (0..1024)");
-    o.device = int(d);
-  }
+  VKQC_ASSIGN_OR_RETURN(o.device, DeviceIndex(a));
   if (a.Has("--min-ms")) {
     VKQC_ASSIGN_OR_RETURN(o.min_ms, ParseDouble(a.Get("--min-ms"), "--min-ms"));
   }
@@ -917,11 +914,7 @@ Status CmdTune(const Args& a) {
   o.out = a.Get("-o");
   o.validation = a.Has("--validation");
   o.quick = a.Has("--quick");
-  if (a.Has("--device")) {
-    VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
-    if (d < 0 || d > 1024) return UserError("--device " + std::to_string(d) + " is out of range (0..1024)");
-    o.device = int(d);
-  }
+  VKQC_ASSIGN_OR_RETURN(o.device, DeviceIndex(a));
   if (a.Has("--min-ms")) {
     VKQC_ASSIGN_OR_RETURN(o.min_ms, ParseDouble(a.Get("--min-ms"), "--min-ms"));
   }

@@ -118,15 +118,6 @@ std::string SanitizeDeviceName(const std::string& name) {
   return s.empty() ? "device" : s;
 }
 
-std::string Today() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 Result<Instance*> CreateInstance(Instance& inst) {
   if (vkGetInstanceProcAddr == nullptr && volkInitialize() != VK_SUCCESS)
     return UserError("no Vulkan loader found (libvulkan.so.1 / vulkan-1.dll): install a Vulkan driver, or use a "
@@ -312,7 +303,7 @@ TargetProfile Describe(const Instance& inst, VkPhysicalDevice pd, ProbedDeviceFa
   t.name = SanitizeDeviceName(props.deviceName);
   t.label = std::string(props.deviceName) + " driver " + DriverVersionString(props.vendorID, props.driverVersion);
   if (!driver_info.empty()) t.label += " (" + driver_info + ")";
-  t.source = "vkqc probe " + Today();
+  t.source = "vkqc probe " + TodayUtc();
   if (facts) {
     facts->device_name = props.deviceName;
     facts->driver = driver_info.empty() ? DriverVersionString(props.vendorID, props.driverVersion) : driver_info;
@@ -330,6 +321,15 @@ TargetProfile Describe(const Instance& inst, VkPhysicalDevice pd, ProbedDeviceFa
 }
 
 }  // namespace
+
+std::string TodayUtc() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
 
 Result<TargetProfile> ProbeLocalDevice(int device_index, std::string* out_device_list_for_errors,
                                        ProbedDeviceFacts* out_facts) {

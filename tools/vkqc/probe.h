@@ -19,6 +19,9 @@ struct ProbedDeviceFacts {
   uint64_t device_local_heap_bytes = 0;  // the largest DEVICE_LOCAL memory heap
 };
 
+// Today's date (UTC) as YYYY-MM-DD: what probe and roofline stamp their results with.
+std::string TodayUtc();
+
 // device_index: index into vkEnumeratePhysicalDevices order; -1 = the first device.
 // out_device_list_for_errors (optional) receives one line per device ("0: name (type, Vulkan x.y.z)")
 // whenever devices could be enumerated, so a caller can show the choices.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -27,15 +26,6 @@ double Round4(double v) {
   if (!(v > 0) || !std::isfinite(v)) return 0;
   const double scale = std::pow(10.0, 3 - std::floor(std::log10(v)));
   return std::round(v * scale) / scale;
-}
-
-std::string Today() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
 }
 
 void Row(const char* what, const std::string& rate, const Timing& t, const std::string& work) {
@@ -112,21 +102,11 @@ void BenchTable::Row(const char* name, const char* variant, double ns, uint64_t 
 }
 
 Status RunRoofline(const RooflineOptions& o) {
-  if (!(o.min_ms >= 0) || o.min_ms > 60000) return UserError("--min-ms must be between 0 and 60000");
-  std::string existing;
-  if (!o.out.empty()) {
-    VKQC_ASSIGN_OR_RETURN(existing, CheckSidecarOutput(o.out));
-  }
-  std::string device_list;
-  ProbedDeviceFacts facts;
-  auto probed = ProbeLocalDevice(o.device, &device_list, &facts);
-  if (!probed.ok()) {
-    std::string m = probed.error().message;
-    while (!m.empty() && m.back() == '\n') m.pop_back();
-    return UserError((o.device >= 0 ? "--device " + std::to_string(o.device) + ": " : std::string()) + m);
-  }
-  while (!device_list.empty() && device_list.back() == '\n') device_list.pop_back();
-  const TargetProfile& p = *probed;
+  Session s;
+  VKQC_ASSIGN_OR_RETURN(MeasureTarget target, OpenMeasurement(o.device, o.min_ms, o.out, o.validation, s));
+  const TargetProfile& p = target.profile;
+  const ProbedDeviceFacts& facts = target.facts;
+  const std::string& existing = target.existing_sidecar;
 
   // Read buffer: big enough to stream from DRAM on a GPU, small on a CPU device.
   uint64_t bytes = o.bytes;
@@ -142,22 +122,13 @@ Status RunRoofline(const RooflineOptions& o) {
                        std::to_string(p.max_storage_buffer_range) + ") of " + facts.device_name);
   }
 
-  Session s;
-  VKQC_TRY(s.Open(o.device, o.validation));
-  const char* rt_name = "";
-  vkqc_context_device_name(s.ctx, &rt_name);
-  if (facts.device_name != rt_name)
-    return UserError("device index " + std::to_string(o.device) + " is '" + facts.device_name +
-                     "' among all devices but '" + rt_name + "' among devices with a compute queue; devices:\n" +
-                     device_list);
-
   std::printf("device: %s (%s)\ndriver: %s\n", facts.device_name.c_str(), facts.type.c_str(), facts.driver.c_str());
   if (facts.is_cpu) std::printf("note: a CPU device: these rates say nothing about any GPU\n");
   std::printf("%-34s %-18s %10s %6s  %s\n", "measurement", "rate", "median ms", "runs", "work per run");
   Roofline rl;
   rl.device = facts.device_name;
   rl.driver = facts.driver;
-  rl.date = Today();
+  rl.date = TodayUtc();
 
   {  // Stream read: one pass over `bytes`, then the checksum of what the pass read.
     const uint32_t groups = uint32_t(std::clamp<uint64_t>(bytes / 16 / (4 * kRooflineWorkgroupSize), 1,

@@ -84,4 +84,30 @@ Result<std::string> CheckSidecarOutput(const std::string& out) {
   return std::string();
 }
 
+Result<MeasureTarget> OpenMeasurement(int device, double min_ms, const std::string& out, bool validation,
+                                      Session& s) {
+  if (!(min_ms >= 0) || min_ms > 60000) return UserError("--min-ms must be between 0 and 60000");
+  MeasureTarget t;
+  if (!out.empty()) {
+    VKQC_ASSIGN_OR_RETURN(t.existing_sidecar, CheckSidecarOutput(out));
+  }
+  std::string device_list;
+  auto probed = ProbeLocalDevice(device, &device_list, &t.facts);
+  if (!probed.ok()) {
+    std::string m = probed.error().message;
+    while (!m.empty() && m.back() == '\n') m.pop_back();
+    return UserError((device >= 0 ? "--device " + std::to_string(device) + ": " : std::string()) + m);
+  }
+  while (!device_list.empty() && device_list.back() == '\n') device_list.pop_back();
+  t.profile = std::move(*probed);
+  VKQC_TRY(s.Open(device, validation));
+  const char* rt_name = "";
+  vkqc_context_device_name(s.ctx, &rt_name);
+  if (t.facts.device_name != rt_name)
+    return UserError("device index " + std::to_string(device) + " is '" + t.facts.device_name +
+                     "' among all devices but '" + rt_name + "' among devices with a compute queue; devices:\n" +
+                     device_list);
+  return t;
+}
+
 }  // namespace vkqc

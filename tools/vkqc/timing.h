@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "compiler/common/result.h"
+#include "compiler/profile/profile.h"
+#include "tools/vkqc/probe.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -45,5 +47,18 @@ Result<Timing> Measure(vkqc_model m, uint32_t layer, double min_ms, uint32_t pro
 // Checks an -o path before anything is measured: the name ends in .vkqc.json, an existing file is
 // a sidecar this command may update, a new one can be created. Returns the existing text ("" if none).
 Result<std::string> CheckSidecarOutput(const std::string& out);
+
+// What `vkqc roofline` and `vkqc tune` start from.
+struct MeasureTarget {
+  TargetProfile profile;         // the probed device
+  ProbedDeviceFacts facts;
+  std::string existing_sidecar;  // the -o file's text, "" when new or no -o
+};
+
+// The start both commands share, all before anything is measured: checks min_ms and the -o
+// sidecar, probes `device`, opens `s` on it (validation as asked) and checks that the runtime
+// picked the same device as the probe (errors list the devices).
+Result<MeasureTarget> OpenMeasurement(int device, double min_ms, const std::string& out, bool validation,
+                                      Session& s);
 
 }  // namespace vkqc

@@ -115,32 +115,15 @@ const Candidate& Best(const std::vector<Candidate>& cands) {
 }  // namespace
 
 Status RunTune(const TuneOptions& o) {
-  if (!(o.min_ms >= 0) || o.min_ms > 60000) return UserError("--min-ms must be between 0 and 60000");
-  std::string existing;
-  if (!o.out.empty()) {
-    VKQC_ASSIGN_OR_RETURN(existing, CheckSidecarOutput(o.out));
-  }
-  std::string device_list;
-  ProbedDeviceFacts facts;
-  auto probed = ProbeLocalDevice(o.device, &device_list, &facts);
-  if (!probed.ok()) {
-    std::string m = probed.error().message;
-    while (!m.empty() && m.back() == '\n') m.pop_back();
-    return UserError((o.device >= 0 ? "--device " + std::to_string(o.device) + ": " : std::string()) + m);
-  }
-  TargetProfile base = *probed;
-  base.gemv_threads = base.gemv_channels = base.gemv_unroll = base.gemm_tile = base.gemv_max_m = 0;
-
-  Session s;
-  VKQC_TRY(s.Open(o.device, o.validation));
-  const char* rt_name = "";
-  vkqc_context_device_name(s.ctx, &rt_name);
-  if (facts.device_name != rt_name)
-    return UserError("device index " + std::to_string(o.device) + " is '" + facts.device_name +
-                     "' among all devices but '" + rt_name + "' among devices with a compute queue");
   // `s` stays open while each measurement opens its own context (see Tuner): on NVIDIA's
   // driver, creating an instance after the process's last one was destroyed fails
   // (VK_ERROR_INCOMPATIBLE_DRIVER), so one context keeps the driver loaded.
+  Session s;
+  VKQC_ASSIGN_OR_RETURN(MeasureTarget target, OpenMeasurement(o.device, o.min_ms, o.out, o.validation, s));
+  const ProbedDeviceFacts& facts = target.facts;
+  const std::string& existing = target.existing_sidecar;
+  TargetProfile base = target.profile;
+  base.gemv_threads = base.gemv_channels = base.gemv_unroll = base.gemm_tile = base.gemv_max_m = 0;
   const bool quick = o.quick || facts.is_cpu;
   std::printf("device: %s (%s), driver %s%s\n", facts.device_name.c_str(), facts.type.c_str(), facts.driver.c_str(),
               quick ? "; quick sweep on small layers" : "");
