@@ -35,6 +35,14 @@ struct PlanSpec {
   uint32_t id = 0, value = 0;
 };
 
+// A VK_KHR_cooperative_matrix MulAdd shape: sizes and VkComponentTypeKHR values.
+struct PlanCoopMatShape {
+  uint32_t m = 0, n = 0, k = 0, a = 0, b = 0, c = 0, result = 0;
+  bool operator==(const PlanCoopMatShape& o) const {
+    return m == o.m && n == o.n && k == o.k && a == o.a && b == o.b && c == o.c && result == o.result;
+  }
+};
+
 struct PlanPipeline {
   std::string name;
   uint32_t module = 0;
@@ -50,6 +58,8 @@ struct PlanPipeline {
   bool int8 = false;     // 8-bit integer arithmetic (Int8): shaderInt8
   bool storage_buffer_8bit = false;    // StorageBuffer8BitAccess
   bool cooperative_matrix_nv = false;  // CooperativeMatrixNV: VK_NV_cooperative_matrix
+  bool cooperative_matrix_khr = false; // CooperativeMatrixKHR: VK_KHR_cooperative_matrix
+  PlanCoopMatShape coopmat;            // its MulAdd shape (KHR; m = 0: none)
   bool vulkan_memory_model = false;    // VulkanMemoryModel: vulkanMemoryModel (Vulkan 1.2)
 };
 
@@ -101,6 +111,8 @@ struct PlanRequirements {
   bool shader_int8 = false;
   bool storage_buffer_8bit_access = false;
   bool cooperative_matrix_nv = false;  // also puts VK_NV_cooperative_matrix into extensions
+  bool cooperative_matrix_khr = false; // also puts VK_KHR_cooperative_matrix into extensions
+  std::vector<PlanCoopMatShape> coopmat_shapes;  // KHR MulAdd shapes the device must list
   bool vulkan_memory_model = false;
   bool subgroup_arithmetic = false;
   uint32_t required_subgroup_size = 0;

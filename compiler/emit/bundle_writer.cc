@@ -53,6 +53,11 @@ PlanRequirements DeriveRequirements(const BundlePlan& plan, uint32_t offset_alig
     if (p.int8) r.shader_int8 = true;
     if (p.storage_buffer_8bit) r.storage_buffer_8bit_access = true;
     if (p.cooperative_matrix_nv) r.cooperative_matrix_nv = true;
+    if (p.cooperative_matrix_khr) {
+      r.cooperative_matrix_khr = true;
+      if (std::find(r.coopmat_shapes.begin(), r.coopmat_shapes.end(), p.coopmat) == r.coopmat_shapes.end())
+        r.coopmat_shapes.push_back(p.coopmat);
+    }
     if (p.vulkan_memory_model) r.vulkan_memory_model = true;
     if (p.required_subgroup_size) r.required_subgroup_size = p.required_subgroup_size;
     if (p.vulkan_memory_model) r.api_version = std::max(r.api_version, kVkMakeApi12);
@@ -67,6 +72,7 @@ PlanRequirements DeriveRequirements(const BundlePlan& plan, uint32_t offset_alig
         std::max<uint32_t>(r.max_per_stage_descriptor_storage_buffers, uint32_t(p.bindings.size()));
   }
   if (r.cooperative_matrix_nv) r.extensions.push_back("VK_NV_cooperative_matrix");
+  if (r.cooperative_matrix_khr) r.extensions.push_back("VK_KHR_cooperative_matrix");
   for (const auto& prog : plan.programs)
     for (const auto& c : prog.commands) {
       if (c.is_barrier) continue;
@@ -85,6 +91,8 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
   for (const auto& e : rq.extensions) exts.push_back(b.CreateString(e));
   const std::vector<uint32_t> wgs(rq.max_compute_work_group_size, rq.max_compute_work_group_size + 3);
   const std::vector<uint32_t> wgc(rq.max_compute_work_group_count, rq.max_compute_work_group_count + 3);
+  std::vector<fbb::CoopMatShape> cm_shapes;
+  for (const auto& s : rq.coopmat_shapes) cm_shapes.emplace_back(s.m, s.n, s.k, s.a, s.b, s.c, s.result);
   auto req = fbb::CreateRequirements(
       b, rq.api_version, rq.shader_integer_dot_product, rq.shader_int8, rq.shader_float16,
       rq.storage_buffer_8bit_access, false,
@@ -93,7 +101,7 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
       uint32_t(std::min<uint64_t>(rq.max_storage_buffer_range, 0xFFFFFFFFull)),
       rq.max_per_stage_descriptor_storage_buffers, rq.max_push_constants_size,
       rq.min_storage_buffer_offset_alignment, b.CreateVector(exts), rq.cooperative_matrix_nv,
-      rq.vulkan_memory_model);
+      rq.vulkan_memory_model, rq.cooperative_matrix_khr, b.CreateVectorOfStructs(cm_shapes));
 
   std::vector<flatbuffers::Offset<fbb::ShaderModule>> mods;
   for (const auto& m : plan.modules)

@@ -288,6 +288,11 @@ class Compiler {
     pp.int8 = r.uses_int8;
     pp.storage_buffer_8bit = r.uses_storage_buffer_8bit;
     pp.cooperative_matrix_nv = r.uses_cooperative_matrix_nv;
+    pp.cooperative_matrix_khr = r.uses_cooperative_matrix_khr;
+    if (r.uses_cooperative_matrix_khr) {
+      if (!d.coopmat.m) return InternalError(sh.name + ": KHR cooperative-matrix kernel without its MulAdd shape");
+      pp.coopmat = {d.coopmat.m, d.coopmat.n, d.coopmat.k, d.coopmat.a, d.coopmat.b, d.coopmat.c, d.coopmat.result};
+    }
     pp.vulkan_memory_model = r.uses_vulkan_memory_model;
     const uint32_t idx = uint32_t(plan_.pipelines.size());
     plan_.pipelines.push_back(std::move(pp));
@@ -817,6 +822,8 @@ class Compiler {
     if (r.shader_float16 && !p_.shader_float16) bad.push_back("shaderFloat16");
     if (r.shader_int8 && !p_.shader_int8) bad.push_back("shaderInt8");
     if (r.cooperative_matrix_nv && !p_.HasExtension("VK_NV_cooperative_matrix")) bad.push_back("VK_NV_cooperative_matrix");
+    if (r.cooperative_matrix_khr && !(p_.cooperative_matrix && p_.HasExtension("VK_KHR_cooperative_matrix")))
+      bad.push_back("VK_KHR_cooperative_matrix");
     if (!bad.empty()) {
       std::string s;
       for (const auto& b : bad) s += (s.empty() ? "" : ", ") + b;

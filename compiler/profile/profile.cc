@@ -339,7 +339,9 @@ constexpr std::pair<const char*, double Roofline::*> kRooflineRates[] = {
     {"read_gbps", &Roofline::read_gbps},
     {"int8_dot_tops", &Roofline::int8_dot_tops},
     {"fp32_tflops", &Roofline::fp32_tflops},
-    {"fp16_tflops", &Roofline::fp16_tflops}};
+    {"fp16_tflops", &Roofline::fp16_tflops},
+    {"coopmat_int8_tops", &Roofline::coopmat_int8_tops},
+    {"coopmat_fp16_tflops", &Roofline::coopmat_fp16_tflops}};
 constexpr std::pair<const char*, std::string Roofline::*> kRooflineTexts[] = {
     {"device", &Roofline::device}, {"driver", &Roofline::driver}, {"date", &Roofline::date}};
 
@@ -366,7 +368,7 @@ Result<Roofline> ParseRoofline(const Reader& r, const Json& j) {
       }
     if (!known && (key.empty() || key[0] != '$'))
       return r.Fail("unknown key \"" + w + "\" (known: device, driver, date, read_gbps, int8_dot_tops, "
-                    "fp32_tflops, fp16_tflops)");
+                    "fp32_tflops, fp16_tflops, coopmat_int8_tops, coopmat_fp16_tflops)");
   }
   return out;
 }

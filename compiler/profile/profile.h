@@ -26,7 +26,13 @@ struct Roofline {
   double int8_dot_tops = 0;   // packed 4x8 signed dot with int32 accumulate, 1e12 ops/s (8 per dot)
   double fp32_tflops = 0;     // fp32 FMA, 1e12 flops/s (2 per FMA)
   double fp16_tflops = 0;     // fp16 FMA, 1e12 flops/s (2 per FMA)
-  bool Known() const { return read_gbps > 0 || int8_dot_tops > 0 || fp32_tflops > 0 || fp16_tflops > 0; }
+  // VK_KHR_cooperative_matrix MulAdd rates (subgroup scope, 2 ops per multiply-add).
+  double coopmat_int8_tops = 0;    // sint8 x sint8 + sint32
+  double coopmat_fp16_tflops = 0;  // float16 x float16 + float32
+  bool Known() const {
+    return read_gbps > 0 || int8_dot_tops > 0 || fp32_tflops > 0 || fp16_tflops > 0 || coopmat_int8_tops > 0 ||
+           coopmat_fp16_tflops > 0;
+  }
 };
 
 struct TargetProfile {

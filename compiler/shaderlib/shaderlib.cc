@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "compiler/common/embedded.h"
+#include "compiler/shaderlib/coopmat_khr.h"
 
 namespace vkqc {
 namespace {
@@ -201,7 +202,7 @@ Result<CompiledShader> CompileShader(const std::string& source_file,
   opts.SetTargetEnvironment(shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_1);
   // spirv-opt of this toolchain (SPIRV-Tools 2022.4) crashes on cooperative-matrix arithmetic;
   // those kernels go to the driver unoptimized (it optimizes anyway) and are validated instead.
-  const bool optimize = source_file != "linear_coopmat.comp";
+  const bool optimize = source_file.find("coopmat") == std::string::npos;
   opts.SetOptimizationLevel(optimize ? shaderc_optimization_level_performance : shaderc_optimization_level_zero);
   opts.SetIncluder(std::make_unique<EmbeddedIncluder>());
   for (const auto& d : defines) opts.AddMacroDefinition(d);
@@ -221,6 +222,16 @@ Result<CompiledShader> CompileShader(const std::string& source_file,
   out.hash = HashWords(out.spirv);
   if (!optimize) VKQC_TRY(ValidateSpirv(out.spirv, out.name));
   VKQC_ASSIGN_OR_RETURN(out.reflection, ReflectSpirv(out.spirv));
+  // VKQC_CM_KHR: the NV module, validated and reflected above (this toolchain's SPIRV-Tools and
+  // SPIRV-Cross predate SPV_KHR_cooperative_matrix), is translated to the KHR extension.
+  if (std::find(defines.begin(), defines.end(), "VKQC_CM_KHR") != defines.end()) {
+    if (!out.reflection.uses_cooperative_matrix_nv)
+      return InternalError(out.name + ": VKQC_CM_KHR on a shader without cooperative matrices");
+    VKQC_ASSIGN_OR_RETURN(out.spirv, CoopMatNvToKhr(out.spirv));
+    out.hash = HashWords(out.spirv);
+    out.reflection.uses_cooperative_matrix_nv = false;
+    out.reflection.uses_cooperative_matrix_khr = true;
+  }
   std::lock_guard<std::mutex> lock(mu);
   cache.emplace(key, out);
   return out;

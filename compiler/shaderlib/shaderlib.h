@@ -20,6 +20,7 @@ struct ShaderReflection {
   bool uses_int8 = false;     // capability Int8: needs the shaderInt8 feature
   bool uses_storage_buffer_8bit = false;   // StorageBuffer8BitAccess: storageBuffer8BitAccess
   bool uses_cooperative_matrix_nv = false; // CooperativeMatrixNV: VK_NV_cooperative_matrix
+  bool uses_cooperative_matrix_khr = false; // CooperativeMatrixKHR: VK_KHR_cooperative_matrix
   bool uses_vulkan_memory_model = false;   // VulkanMemoryModel: the vulkanMemoryModel feature
 };
 

@@ -1,8 +1,11 @@
 // Bundle verification (DESIGN 3): the flatbuffers verifier, then every cross-reference.
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 
 #include "internal.h"
+#include "coopmat_khr.h"
 
 namespace vkqc::rt {
 namespace {
@@ -174,6 +177,17 @@ std::vector<std::string> MissingRequirements(const fbb::Requirements* r, const D
   if (r->vulkan_memory_model() && !c.vulkan_memory_model) miss.push_back("feature vulkanMemoryModel");
   if (r->cooperative_matrix_nv() && !c.cooperative_matrix_nv)
     miss.push_back("extension VK_NV_cooperative_matrix with its cooperativeMatrix feature (tensor-core GEMM)");
+  if (r->cooperative_matrix_khr() && !c.cooperative_matrix_khr)
+    miss.push_back("extension VK_KHR_cooperative_matrix with its cooperativeMatrix feature (tensor-core GEMM)");
+  if (r->cooperative_matrix_khr() && c.cooperative_matrix_khr && r->cooperative_matrix_shapes())
+    for (const auto* s : *r->cooperative_matrix_shapes()) {
+      const std::array<uint32_t, 7> want{s->m(), s->n(), s->k(), s->a(), s->b(), s->c(), s->result()};
+      if (std::find(c.coopmat_shapes.begin(), c.coopmat_shapes.end(), want) != c.coopmat_shapes.end()) continue;
+      auto name = [](uint32_t t) { return std::string(khr::ComponentTypeName(t) ? khr::ComponentTypeName(t) : "?"); };
+      miss.push_back("cooperative-matrix shape " + std::to_string(s->m()) + "x" + std::to_string(s->n()) + "x" +
+                     std::to_string(s->k()) + " " + name(s->a()) + " x " + name(s->b()) + " + " + name(s->c()) +
+                     " -> " + name(s->result()) + " at subgroup scope (VK_KHR_cooperative_matrix)");
+    }
   if (r->subgroup_arithmetic() && !c.subgroup_arithmetic_compute)
     miss.push_back("subgroup arithmetic operations in compute shaders");
   if (r->required_subgroup_size()) {
@@ -209,6 +223,7 @@ std::vector<std::string> MissingRequirements(const fbb::Requirements* r, const D
       bool found = false;
       for (const auto& x : c.extensions) found |= x == e->str();
       if (r->cooperative_matrix_nv() && e->str() == "VK_NV_cooperative_matrix") continue;  // reported above
+      if (r->cooperative_matrix_khr() && e->str() == khr::kCoopMatExtension) continue;
       if (!found) miss.push_back("extension " + e->str());
     }
   return miss;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "coopmat_khr.h"
 
 namespace vkqc::rt {
 
@@ -61,6 +62,7 @@ struct FeatureChain {
   VkPhysicalDeviceShaderIntegerDotProductFeatures idp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
   VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cmnv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  khr::CoopMatFeatures cmkhr{khr::kStypeCoopMatFeatures, nullptr, VK_FALSE, VK_FALSE};
 
   // Core aggregates where the API version has them (Vulkan12 from 1.2, Vulkan13 from 1.3);
   // otherwise the extension structs when present (never both: the spec forbids it).
@@ -76,6 +78,10 @@ struct FeatureChain {
     if (Has(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
       *next = &cmnv;
       next = &cmnv.pNext;
+    }
+    if (Has(exts, khr::kCoopMatExtension)) {
+      *next = &cmkhr;
+      next = &cmkhr.pNext;
     }
     if (api >= VK_API_VERSION_1_3) {
       *next = &v13;
@@ -109,6 +115,7 @@ struct FeatureChain {
     cmnv = VkPhysicalDeviceCooperativeMatrixFeaturesNV{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
                                                        cmnv.pNext};
     cmnv.cooperativeMatrix = coop;
+    cmkhr.cooperativeMatrixRobustBufferAccess = VK_FALSE;
     const VkPhysicalDeviceVulkan13Features v = v13;
     v13 = VkPhysicalDeviceVulkan13Features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, v13.pNext};
     v13.subgroupSizeControl = v.subgroupSizeControl;
@@ -117,6 +124,22 @@ struct FeatureChain {
     v13.synchronization2 = VK_FALSE;
   }
 };
+
+// The device's subgroup-scope VK_KHR_cooperative_matrix shapes (its entry point is newer than
+// the headers volk was built with, so it is loaded here).
+void QueryCoopMatShapes(vkqc_context_t* ctx) {
+  auto get = reinterpret_cast<khr::PfnGetCoopMatProps>(
+      vkGetInstanceProcAddr(ctx->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  uint32_t n = 0;
+  if (!get || get(ctx->physical, &n, nullptr) != VK_SUCCESS || n == 0) return;
+  std::vector<khr::CoopMatProperties> props(n, khr::CoopMatProperties{khr::kStypeCoopMatProperties});
+  if (get(ctx->physical, &n, props.data()) < VK_SUCCESS) return;
+  props.resize(n);
+  for (const auto& p : props)
+    if (p.scope == khr::kScopeSubgroup && !p.saturatingAccumulation)
+      ctx->caps.coopmat_shapes.push_back({p.MSize, p.NSize, p.KSize, uint32_t(p.AType), uint32_t(p.BType),
+                                          uint32_t(p.CType), uint32_t(p.ResultType)});
+}
 
 void QueryCaps(vkqc_context_t* ctx, uint32_t api) {
   DeviceCaps& c = ctx->caps;
@@ -270,6 +293,8 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
   ctx->caps.vulkan_memory_model = v12 && fc.v12.vulkanMemoryModel;
   ctx->caps.cooperative_matrix_nv = Has(ctx->caps.extensions, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
                                     fc.cmnv.cooperativeMatrix;
+  ctx->caps.cooperative_matrix_khr = Has(ctx->caps.extensions, khr::kCoopMatExtension) && fc.cmkhr.cooperativeMatrix;
+  if (ctx->caps.cooperative_matrix_khr) QueryCoopMatShapes(ctx);
   if (ctx->caps.api_version >= VK_API_VERSION_1_3) {
     ctx->caps.shader_integer_dot_product = fc.v13.shaderIntegerDotProduct;
     ctx->caps.subgroup_size_control = fc.v13.subgroupSizeControl;
@@ -299,6 +324,7 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
       }
     }
     if (ctx->caps.cooperative_matrix_nv) dexts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (ctx->caps.cooperative_matrix_khr) dexts.push_back(khr::kCoopMatExtension);
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = ctx->queue_family;

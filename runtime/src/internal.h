@@ -2,6 +2,7 @@
 #pragma once
 #include <volk.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +35,9 @@ struct DeviceCaps {
   bool storage_buffer_8bit_access = false;
   bool vulkan_memory_model = false;
   bool cooperative_matrix_nv = false;  // VK_NV_cooperative_matrix's cooperativeMatrix feature
+  bool cooperative_matrix_khr = false; // VK_KHR_cooperative_matrix's cooperativeMatrix feature
+  // Its subgroup-scope MulAdd shapes: M, N, K, then VkComponentTypeKHR of A, B, C, result.
+  std::vector<std::array<uint32_t, 7>> coopmat_shapes;
   bool subgroup_size_control = false;
   bool compute_full_subgroups = false;
   bool subgroup_arithmetic_compute = false;

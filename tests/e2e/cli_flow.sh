@@ -93,23 +93,31 @@ done
 expect_variant "nvidia-hopper fc1 tokens 1: int8 dot GEMV" "$WORK/inspect.nvidia-hopper.txt" 1 fc1 linear_q8ta_q8csw_dot_gemv
 expect_variant "nvidia-hopper fc1 tokens 64: int8 dot GEMV (tuned threshold 64)" "$WORK/inspect.nvidia-hopper.txt" 64 fc1 linear_q8ta_q8csw_dot_gemv
 vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --gemv-max-m 8; cp "$OUT_FILE" "$WORK/inspect.gemm.txt"
-if grep -q "no cooperative matrix: 'nvidia-hopper' does not list int8 types for VK_NV_cooperative_matrix" "$WORK/inspect.gemm.txt"; then
-  ok "inspect nvidia-hopper: why no int8 cooperative matrix"
+if grep -q "cooperative matrix on 'nvidia-hopper' (VK_KHR_cooperative_matrix, sint8 16x16x32 -> sint32)" "$WORK/inspect.gemm.txt"; then
+  ok "inspect nvidia-hopper: int8 layers take the KHR cooperative matrix, and why"
 else
-  fail "inspect nvidia-hopper: why no int8 cooperative matrix" "$(cat "$WORK/inspect.gemm.txt")"
+  fail "inspect nvidia-hopper: int8 layers take the KHR cooperative matrix, and why" "$(cat "$WORK/inspect.gemm.txt")"
+fi
+expect_variant "nvidia-hopper fc1 tokens 64 (threshold 8): int8 cooperative-matrix GEMM" "$WORK/inspect.gemm.txt" 64 fc1 linear_q8ta_q8csw_cm_gemm
+vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --gemv-max-m 8 --coopmat-nv; cp "$OUT_FILE" "$WORK/inspect.nv.txt"
+if grep -q "NVIDIA lists no int8 types for VK_NV_cooperative_matrix" "$WORK/inspect.nv.txt"; then
+  ok "inspect --coopmat-nv: why no int8 NV cooperative matrix"
+else
+  fail "inspect --coopmat-nv: why no int8 NV cooperative matrix" "$(cat "$WORK/inspect.nv.txt")"
 fi
 vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --gemv-max-m 8 --no-coopmat; cp "$OUT_FILE" "$WORK/inspect.nocm.txt"
 expect_variant "--no-coopmat: fc1 tokens 64 is dot GEMM" "$WORK/inspect.nocm.txt" 64 fc1 linear_q8ta_q8csw_dot_gemm
 vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --gemv-max-m 8 --allow-fp16 --coopmat-tile 2x2x2x2; cp "$OUT_FILE" "$WORK/inspect.cm.txt"
 expect_variant "--allow-fp16: fc3 (float activations) tokens 64 is fp16 cooperative-matrix GEMM" "$WORK/inspect.cm.txt" 64 fc3 linear_q8csw_cmf16_gemm
-if grep -q "vulkanMemoryModel, cooperativeMatrix (NV), VK_NV_cooperative_matrix" "$WORK/inspect.cm.txt"; then
-  ok "inspect --allow-fp16: the bundle requires the NV cooperative matrix"
+if grep -q "vulkanMemoryModel, cooperativeMatrix (KHR), 16x16x32 sint8 x sint8 -> sint32, 16x16x16 float16 x float16 -> float32" "$WORK/inspect.cm.txt" &&
+   grep -q "VK_KHR_cooperative_matrix" "$WORK/inspect.cm.txt"; then
+  ok "inspect --allow-fp16: the bundle requires the KHR cooperative matrix and its two shapes"
 else
-  fail "inspect --allow-fp16: the bundle requires the NV cooperative matrix" "$(cat "$WORK/inspect.cm.txt")"
+  fail "inspect --allow-fp16: the bundle requires the KHR cooperative matrix and its two shapes" "$(cat "$WORK/inspect.cm.txt")"
 fi
-expect_error "--force-accum cm on nvidia-hopper refuses the int8 layer" "nv_coopmat_int8" -- \
-  compile "$MODEL" --target nvidia-hopper --tokens 64 --force-accum cm -o "$B/cm-int.vkqb"
-expect_error "--force-accum cm on lavapipe is refused with the reason" "cooperative-matrix accumulation was forced" "VK_NV_cooperative_matrix" -- \
+expect_error "--force-accum cm --coopmat-nv on nvidia-hopper refuses the int8 layer" "nv_coopmat_int8" -- \
+  compile "$MODEL" --target nvidia-hopper --tokens 64 --force-accum cm --coopmat-nv -o "$B/cm-int.vkqb"
+expect_error "--force-accum cm on lavapipe is refused with the reason" "cooperative-matrix accumulation was forced" "VK_KHR_cooperative_matrix" -- \
   compile "$MODEL" --target lavapipe --tokens 64 --force-accum cm -o "$B/cm.vkqb"
 for p in android-baseline-2022 lavapipe; do
   expect_variant "$p fc1 tokens 1: dequant GEMV" "$WORK/inspect.$p.txt" 1 fc1 linear_q8ta_q8csw_dequant_gemv

@@ -38,7 +38,13 @@ B=$WORK/tuned.vkqb
 expect_writes "compile --target mine.json (tuned sidecar)" "$B" compile "$SRC/examples/mlp/graph.json" --target "$MINE" \
   --tokens 1,64 -o "$B"
 expect_ok "inspect the tuned bundle" inspect "$B"
-if out_has "(tuned)"; then ok "inspect names the tuned GEMV parameters"; else fail "inspect names the tuned GEMV parameters" "$(last_run_report)"; fi
+# The sweep's winner may be the default GEMV (tune then writes 0s, and inspect says nothing): the
+# expectation follows what the sidecar holds.
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(d.get(k) for k in ("gemv_threads","gemv_channels","gemv_unroll")) else 1)' "$SIDE"; then
+  if out_has "(tuned)"; then ok "inspect names the tuned GEMV parameters"; else fail "inspect names the tuned GEMV parameters" "$(last_run_report)"; fi
+else
+  if ! out_has "(tuned)"; then ok "inspect: default GEMV parameters won the sweep, none named tuned"; else fail "inspect names untuned GEMV parameters" "$(last_run_report)"; fi
+fi
 for t in 1 64; do
   expect_ok "run --tokens $t --reference (tuned bundle)" run "$B" --tokens "$t" --validation --reference "$SRC/examples/mlp/graph.json"
   if out_has "PASS"; then ok "tuned bundle tokens $t matches the reference"; else fail "tuned bundle tokens $t matches the reference" "$(last_run_report)"; fi

@@ -1,5 +1,6 @@
 // The cooperative-matrix GEMM (shaders/linear_coopmat.comp) on a device with
-// VK_NV_cooperative_matrix, against the CPU reference: every weight scheme x activation x
+// VK_KHR_cooperative_matrix (the translated module) or VK_NV_cooperative_matrix (fp16, forced
+// with cm_nv), against the CPU reference: every weight scheme x activation x
 // output, ragged M (17, 129), K not a multiple of the K step, N not a multiple of 4 or of the
 // block, int4 groups shorter and longer than a step. Where the device lacks the extension
 // (lavapipe) the kernels are skipped with the reason, and the refusal itself is tested.
@@ -47,9 +48,10 @@ const TargetProfile& CoopMatProfile() {
   return p;
 }
 
-std::vector<uint8_t> CompileForced(const ir::Graph& g) {
+std::vector<uint8_t> CompileForced(const ir::Graph& g, bool nv = false) {
   CompileOptions o;
   o.select.force_accum = Accum::CoopMat;
+  o.select.cm_nv = nv;
   auto b = CompileGraph(g, CoopMatProfile(), o, 0);
   EXPECT_TRUE(b.ok()) << b.error().message;
   return b.ok() ? *b : std::vector<uint8_t>{};
@@ -66,6 +68,7 @@ const std::string& RefusalOnThisDevice() {
     s.act = ir::Scheme::Float;
     const auto bundle = CompileForced(testing_graphs::MakeQLayer(s, 1));
     if (bundle.empty()) return "the probe bundle did not compile";
+    gpu_test::KhrCoopMatScope khr_scope;
     vkqc_model m = nullptr;
     if (vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), nullptr, &m) == VKQC_OK) {
       vkqc_model_destroy(m);
@@ -79,13 +82,13 @@ const std::string& RefusalOnThisDevice() {
 #define SKIP_WITHOUT_COOPMAT()                                                                   \
   do {                                                                                           \
     if (!RefusalOnThisDevice().empty())                                                          \
-      GTEST_SKIP() << "the device lacks VK_NV_cooperative_matrix (or what the kernels need): " \
+      GTEST_SKIP() << "the device lacks cooperative matrices (or what the kernels need): "     \
                    << RefusalOnThisDevice();                                                     \
   } while (0)
 
 // A device without the extension refuses the bundle at load with a readable list, no crash.
 TEST(CoopMat, RefusedWhereTheDeviceLacksIt) {
-  if (RefusalOnThisDevice().empty()) GTEST_SKIP() << "the device has VK_NV_cooperative_matrix";
+  if (RefusalOnThisDevice().empty()) GTEST_SKIP() << "the device has VK_KHR_cooperative_matrix";
   QLayerSpec s;
   s.m = 64;
   s.weights = ir::Scheme::Q4GSW;
@@ -97,7 +100,7 @@ TEST(CoopMat, RefusedWhereTheDeviceLacksIt) {
             VKQC_ERROR_UNSUPPORTED_DEVICE);
   const std::string err = vkqc_last_error();
   EXPECT_NE(err.find("cannot run this bundle"), std::string::npos) << err;
-  EXPECT_NE(err.find("VK_NV_cooperative_matrix"), std::string::npos) << err;
+  EXPECT_NE(err.find("VK_KHR_cooperative_matrix"), std::string::npos) << err;
   gpu_test::ExpectNoValidationMessages("refusal");
 }
 
@@ -107,6 +110,7 @@ struct Combo {
   bool x_int8;
   bool out_q8;
   int64_t gs;
+  bool nv = false;  // VK_NV_cooperative_matrix (--coopmat-nv) instead of the KHR translation
 };
 
 // One layer with the cooperative matrix forced, against the reference.
@@ -125,11 +129,12 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
   std::ostringstream where;
   where << (c.x_int8 ? "i8" : ir::SchemeName(c.act)) << " x " << ir::SchemeName(c.weights) << " gs=" << c.gs
         << (c.out_q8 ? " -> q8to" : "") << " M=" << m << " K=" << k << " N=" << n << " bias=" << s.bias
-        << " relu=" << s.relu;
+        << " relu=" << s.relu << (c.nv ? " NV" : "");
   SCOPED_TRACE(where.str());
   const ir::Graph g = testing_graphs::MakeQLayer(s, seed);
-  const auto bundle = CompileForced(g);
+  const auto bundle = CompileForced(g, c.nv);
   ASSERT_FALSE(bundle.empty());
+  gpu_test::KhrCoopMatScope khr_scope;  // (NV bundles have no KHR module: nothing is waived for them)
 
   std::vector<float> xf;
   const std::vector<uint8_t> input = testing_graphs::QLayerInput(s, seed + 7, &xf);
@@ -159,7 +164,8 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
   }
   gpu_test::ExpectNoValidationMessages(where.str());
   const bool fp16 = c.act == ir::Scheme::Float && !c.x_int8;
-  EXPECT_NE(variant.find(fp16 ? "_cmf16_gemm" : "_cm_gemm"), std::string::npos) << variant;
+  EXPECT_NE(variant.find(std::string(fp16 ? "_cmf16" : "_cm") + (c.nv ? "nv_gemm" : "_gemm")), std::string::npos)
+      << variant;
 
   ref::RunOptions ro;
   ro.integer_path = integer;
@@ -206,12 +212,16 @@ void Sweep(const Combo& c, uint32_t seed) {
 class CoopMatInt : public ::testing::TestWithParam<Combo> {};
 TEST_P(CoopMatInt, MatchesReference) {
   SKIP_WITHOUT_COOPMAT();
-  // int8 NV cooperative matrices only where the profile says the NV extension lists them (see
-  // select.cc): on NVIDIA's driver the validation layer rejects them, so this skips there.
-  if (std::find(CoopMatProfile().quirks.begin(), CoopMatProfile().quirks.end(), "nv_coopmat_int8") ==
-      CoopMatProfile().quirks.end())
-    GTEST_SKIP() << "profile '" << CoopMatProfile().name
-                 << "' lacks the quirk nv_coopmat_int8: VK_NV_cooperative_matrix lists no int8 types on it";
+  // int8 matrices need VK_KHR_cooperative_matrix with a sint8 16x{16,8}x32 shape (or the quirk
+  // nv_coopmat_int8): a profile without them cannot select the kernels at all.
+  linear::LinearShape ls;
+  ls.m = 64;
+  ls.k = ls.n = 256;
+  ls.act = ir::Scheme::Q8TA;
+  linear::SelectOptions so;
+  so.force_accum = Accum::CoopMat;
+  if (auto sel = linear::SelectLinear(ls, CoopMatProfile(), so); !sel.ok())
+    GTEST_SKIP() << sel.error().message;
   const Combo& c = GetParam();
   Sweep(c, uint32_t(100 * int(c.weights) + 10 * int(c.act) + c.gs + (c.out_q8 ? 7 : 0) + (c.x_int8 ? 3 : 0)));
 }
@@ -237,6 +247,7 @@ std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
   std::string n = std::string(c.x_int8 ? "i8" : ir::SchemeName(c.act)) + "_" + ir::SchemeName(c.weights);
   if (c.gs) n += "_g" + std::to_string(c.gs);
   if (c.out_q8) n += "_q8to";
+  if (c.nv) n += "_nv";
   return n;
 }
 
@@ -247,6 +258,8 @@ class CoopMatFp16 : public ::testing::TestWithParam<Combo> {};
 TEST_P(CoopMatFp16, MatchesReference) {
   SKIP_WITHOUT_COOPMAT();
   const Combo& c = GetParam();
+  if (c.nv && !CoopMatProfile().HasExtension("VK_NV_cooperative_matrix"))
+    GTEST_SKIP() << "profile '" << CoopMatProfile().name << "' lacks VK_NV_cooperative_matrix";
   Sweep(c, uint32_t(900 + 100 * int(c.weights) + c.gs));
 }
 
@@ -255,6 +268,8 @@ const Combo kFp16Combos[] = {
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32},
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 8},  // any group size on the fp16 path
     {ir::Scheme::Q4GAW, ir::Scheme::Float, false, false, 128},
+    {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0, true},  // the NV extension
+    {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32, true},
 };
 
 INSTANTIATE_TEST_SUITE_P(CoopMat, CoopMatFp16, ::testing::ValuesIn(kFp16Combos), ComboName);
@@ -272,6 +287,7 @@ TEST(CoopMat, SelectedWithoutForcing) {
   s.act = ir::Scheme::Float;
   CompileOptions co;
   co.select.allow_fp16 = true;
+  gpu_test::KhrCoopMatScope khr_scope;
   auto b = CompileGraph(testing_graphs::MakeQLayer(s, 9), CoopMatProfile(), co, 0);
   ASSERT_TRUE(b.ok()) << b.error().message;
   vkqc_model m = nullptr;
@@ -285,6 +301,7 @@ TEST(CoopMat, SelectedWithoutForcing) {
     found |= std::string(li.variant) == "linear_q4gsw_cmf16_gemm";
   }
   EXPECT_TRUE(found);
+  gpu_test::ExpectNoValidationMessages("selected without forcing");
 }
 
 }  // namespace

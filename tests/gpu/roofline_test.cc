@@ -66,5 +66,65 @@ TEST(Roofline, ComputeKernelsRunAndAreDeterministic) {
   }
 }
 
+// The cooperative-matrix kernels (VK_KHR_cooperative_matrix): where the device has the extension
+// the int8 one's result is checked exactly (every chain is iters x A_i . B_j in wrapping int32,
+// and the XOR of the sum's components does not depend on the implementation's component
+// order); where it does not (lavapipe) the bundle is refused at load, naming the extension.
+int32_t HashedInt8(uint32_t word_index, uint32_t byte, uint32_t group) {
+  return int8_t(RooflineHash(word_index ^ 0x2545F491u ^ (group << 12)) >> (8 * byte));
+}
+
+TEST(Roofline, CoopMatInt8ComputesWhatItCounts) {
+  const uint32_t groups = 3, iters = 7, m = 16, n = 16, k = 32;
+  RooflineBundleParams p{RooflineKernel::CoopMatInt8, groups, 0, iters};
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.subgroup = 32;
+  p.pin_subgroup = true;
+  auto b = BuildRooflineBundle(p);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->work, double(groups) * iters * kRooflineCoopMatChains * 2 * m * n * k);
+  ASSERT_EQ(vkqc_verify_bundle(b->bytes.data(), b->bytes.size()), VKQC_OK) << vkqc_last_error();
+  auto fp16 = p;
+  fp16.kernel = RooflineKernel::CoopMatFp16;
+  fp16.k = 16;
+  auto b16 = BuildRooflineBundle(fp16);
+  ASSERT_TRUE(b16.ok()) << b16.error().message;
+  gpu_test::KhrCoopMatScope khr_scope;
+  Model probe;
+  if (vkqc_model_load(gpu_test::Context(), b->bytes.data(), b->bytes.size(), nullptr, &probe.m) != VKQC_OK) {
+    const std::string err = vkqc_last_error();
+    EXPECT_NE(err.find("VK_KHR_cooperative_matrix"), std::string::npos) << err;
+    gpu_test::ExpectNoValidationMessages("coopmat refusal");
+    GTEST_SKIP() << "the device cannot run the cooperative-matrix kernels: " << err;
+  }
+  std::vector<uint32_t> words;
+  double ns = 0;
+  ASSERT_TRUE(RunOnce(*b, groups, &words, &ns));
+  const uint32_t aw = m * k / 4, bw = k * n / 4;
+  for (uint32_t g = 0; g < groups; ++g) {
+    uint32_t want = 0;
+    for (uint32_t r = 0; r < m; ++r)
+      for (uint32_t c = 0; c < n; ++c) {
+        uint32_t sum = 0;  // wrapping, as the device's int32
+        for (uint32_t i = 0; i < 2; ++i)
+          for (uint32_t j = 0; j < 4; ++j) {
+            int32_t dot = 0;
+            for (uint32_t kk = 0; kk < k; ++kk)
+              dot += HashedInt8(i * aw + r * (k / 4) + kk / 4, kk % 4, g) *
+                     HashedInt8(2 * aw + j * bw + c * (k / 4) + kk / 4, kk % 4, g);
+            sum += uint32_t(dot) * iters;
+          }
+        want ^= sum;
+      }
+    EXPECT_EQ(words[g], want) << "workgroup " << g;
+  }
+  std::vector<uint32_t> f16;
+  ASSERT_TRUE(RunOnce(*b16, groups, &f16, &ns));
+  EXPECT_GT(ns, 0);
+  gpu_test::ExpectNoValidationMessages("coopmat");
+}
+
 }  // namespace
 }  // namespace vkqc

@@ -18,6 +18,7 @@
 #include "compiler/passes/pipeline.h"
 #include "compiler/profile/profile.h"
 #include "reference/reference.h"
+#include "runtime/src/coopmat_khr.h"
 #include "schema/bundle_generated.h"
 #include "tools/vkqc/npy.h"
 #include "tools/vkqc/probe.h"
@@ -34,11 +35,12 @@ commands:
   import  GRAPH.json -o MODEL.vkqg           JSON graph + safetensors weights -> .vkqg
   compile MODEL.vkqg|GRAPH.json --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant|cm]
-          [--no-coopmat] [--allow-fp16] [--coopmat-tile WMxWNxTMxTN[xBKW]]
+          [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW]]
           [--gemv-max-m N] [--force-conv im2col|direct] [--keep-intermediates]
           cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for
           float ones); --no-coopmat: never chosen on its own; --allow-fp16: float layers may use
-          it with fp16 operands; --coopmat-tile: subgroups and matrix tiles per workgroup
+          it with fp16 operands; --coopmat-nv: VK_NV_cooperative_matrix even where the target
+          has VK_KHR_cooperative_matrix; --coopmat-tile: subgroups and matrix tiles per workgroup
   inspect OUT.vkqb                           per layer: variant and why, tiles, bytes; memory plan
   inspect MODEL.vkqg|GRAPH.json --target T [--tokens N,...] [--force-...]
                                              the same, compiled in memory
@@ -78,7 +80,7 @@ struct Args {
 // Flags without a value, and options that take one; anything else is unknown.
 bool IsSwitch(const std::string& k) {
   return k == "--validation" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
-         k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16";
+         k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16" || k == "--coopmat-nv";
 }
 bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
@@ -202,6 +204,7 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
   }
   o.select.no_coopmat = a.Has("--no-coopmat");
   o.select.allow_fp16 = a.Has("--allow-fp16");
+  o.select.cm_nv = a.Has("--coopmat-nv");
   if (a.Has("--coopmat-tile")) {
     const std::string t = a.Get("--coopmat-tile");
     std::vector<uint32_t> v;
@@ -261,7 +264,7 @@ Status CmdImport(const Args& a) {
 
 Status CmdCompile(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-tile"}));
+                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
     return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
   VKQC_ASSIGN_OR_RETURN(auto bytes, CompileFromArgs(a, a.pos[0]));
@@ -292,6 +295,12 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
   if (r->storage_buffer_8bit_access()) std::printf(", storageBuffer8BitAccess");
   if (r->vulkan_memory_model()) std::printf(", vulkanMemoryModel");
   if (r->cooperative_matrix_nv()) std::printf(", cooperativeMatrix (NV)");
+  if (r->cooperative_matrix_khr()) std::printf(", cooperativeMatrix (KHR)");
+  auto CmName = [](uint32_t t) { return khr::ComponentTypeName(t) ? khr::ComponentTypeName(t) : "?"; };
+  if (r->cooperative_matrix_shapes())
+    for (const auto* cs : *r->cooperative_matrix_shapes())
+      std::printf(", %ux%ux%u %s x %s -> %s", cs->m(), cs->n(), cs->k(), CmName(cs->a()),
+                  CmName(cs->b()), CmName(cs->result()));
   if (r->extensions())
     for (const auto* e : *r->extensions()) std::printf(", %s", e->c_str());
   if (r->subgroup_arithmetic()) std::printf(", subgroup arithmetic");
@@ -358,12 +367,12 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 
 Status CmdInspect(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--no-coopmat", "--allow-fp16", "--coopmat-tile"}));
+                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL.vkqg --target T");
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
     for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--no-coopmat", "--allow-fp16", "--coopmat-tile"})
+                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));
     bytes = *b;
@@ -818,14 +827,14 @@ Status CmdBench(const Args& a) {
     VKQC_ASSIGN_OR_RETURN(Roofline r, LoadRoofline(a.Get("--roofline")));
     if (!r.Known())
       return UserError(a.Get("--roofline") + " has no measured roofline (write one with `vkqc roofline -o NAME.vkqc.json`)");
-    peaks = {r.read_gbps, r.int8_dot_tops, r.fp32_tflops};
+    peaks = {r.read_gbps, r.int8_dot_tops, r.fp32_tflops, r.coopmat_int8_tops, r.coopmat_fp16_tflops};
   }
   for (const char* o : {"--peak-gbps", "--peak-tops"}) {
     if (!a.Has(o)) continue;
     VKQC_ASSIGN_OR_RETURN(double v, ParseDouble(a.Get(o), o));
     if (!(v > 0) || !std::isfinite(v)) return UserError(std::string(o) + " must be a positive number");
     if (std::string(o) == "--peak-gbps") peaks.read_gbps = v;
-    else peaks.int_tops = peaks.float_tflops = v;
+    else peaks.int_tops = peaks.float_tflops = peaks.cm_int_tops = peaks.cm_fp16_tflops = v;
   }
   Runtime rt;
   VKQC_TRY(rt.Open(a, a.pos[0], false));

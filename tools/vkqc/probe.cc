@@ -8,49 +8,18 @@
 #include <ctime>
 #include <vector>
 
+#include "runtime/src/coopmat_khr.h"
+
 namespace vkqc {
 namespace {
 
-// VK_KHR_cooperative_matrix (header 1.3.255) is newer than the 1.3.239 headers we build with;
-// these mirror the spec's structs and enum values.
-constexpr VkStructureType kStypeCoopMatFeatures = static_cast<VkStructureType>(1000506000);
-constexpr VkStructureType kStypeCoopMatProperties = static_cast<VkStructureType>(1000506001);
-struct CoopMatFeaturesKHR {
-  VkStructureType sType;
-  void* pNext;
-  VkBool32 cooperativeMatrix;
-  VkBool32 cooperativeMatrixRobustBufferAccess;
-};
-struct CoopMatPropertiesKHR {
-  VkStructureType sType;
-  void* pNext;
-  uint32_t MSize, NSize, KSize;
-  int32_t AType, BType, CType, ResultType;  // VkComponentTypeKHR
-  VkBool32 saturatingAccumulation;
-  int32_t scope;  // VkScopeKHR
-};
-using PfnGetCoopMatProps = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopMatPropertiesKHR*);
-constexpr int32_t kScopeSubgroup = 3;
-
-const char* ComponentTypeName(int32_t t) {
-  switch (t) {
-    case 0: return "float16";
-    case 1: return "float32";
-    case 2: return "float64";
-    case 3: return "sint8";
-    case 4: return "sint16";
-    case 5: return "sint32";
-    case 6: return "sint64";
-    case 7: return "uint8";
-    case 8: return "uint16";
-    case 9: return "uint32";
-    case 10: return "uint64";
-    case 1000141000: return "bfloat16";
-    case 1000491002: return "float8_e4m3";
-    case 1000491003: return "float8_e5m2";
-    default: return nullptr;
-  }
-}
+using khr::ComponentTypeName;
+using khr::kScopeSubgroup;
+using khr::kStypeCoopMatFeatures;
+using khr::kStypeCoopMatProperties;
+using CoopMatFeaturesKHR = khr::CoopMatFeatures;
+using CoopMatPropertiesKHR = khr::CoopMatProperties;
+using khr::PfnGetCoopMatProps;
 
 // Instance-level entry points of our own instance; volk's globals are not touched.
 struct InstanceFns {

@@ -41,12 +41,13 @@ std::string Fmt(const char* f, double v) {
 
 // Compute kernels: grows the per-invocation iterations until a run takes about target_ms
 // (a few rounds: the first estimate can be skewed by fixed per-dispatch costs), then measures.
-Result<Timing> MeasureCompute(Session& s, RooflineKernel k, uint32_t groups, uint32_t iters, double target_ms,
-                              double min_ms, double* ops) {
+Result<Timing> MeasureCompute(Session& s, RooflineBundleParams params, double target_ms, double min_ms,
+                              double* ops) {
   RooflineBundle b;
   Model m;
+  uint32_t& iters = params.iters;
   for (int round = 0;; ++round) {
-    VKQC_ASSIGN_OR_RETURN(b, BuildRooflineBundle({k, groups, 0, iters}));
+    VKQC_ASSIGN_OR_RETURN(b, BuildRooflineBundle(params));
     VKQC_ASSIGN_OR_RETURN(m, Load(s, b.bytes));
     VKQC_TRY(TimeOnce(m.get(), b.measured_layer));
     VKQC_ASSIGN_OR_RETURN(double ns, TimeOnce(m.get(), b.measured_layer));
@@ -70,7 +71,11 @@ BenchTable::BenchTable(const RooflinePeaks& peaks)
 
 void BenchTable::Layer(const char* name, const char* variant, double ns, uint64_t bytes, uint64_t ops,
                        bool integer_path) {
-  const double peak = integer_path ? peaks_.int_tops : peaks_.float_tflops;
+  const std::string v = variant;
+  const bool cm = v.find("_cm_") != std::string::npos || v.find("_cmnv_") != std::string::npos ||
+                  v.find("_cmf16") != std::string::npos;
+  const double peak = cm ? (v.find("_cmf16") != std::string::npos ? peaks_.cm_fp16_tflops : peaks_.cm_int_tops)
+                         : integer_path ? peaks_.int_tops : peaks_.float_tflops;
   const double bw_s = peaks_.read_gbps > 0 ? double(bytes) / (peaks_.read_gbps * 1e9) : 0;
   const double compute_s = peak > 0 ? double(ops) / (peak * 1e12) : 0;
   Row(name, variant, ns, bytes, ops, bw_s, compute_s, std::max(bw_s, compute_s), peak > 0);
@@ -175,15 +180,60 @@ Status RunRoofline(const RooflineOptions& o) {
       continue;
     }
     double ops = 0;
-    VKQC_ASSIGN_OR_RETURN(Timing t, MeasureCompute(s, k.kernel, groups, iters0, target_ms, o.min_ms, &ops));
+    VKQC_ASSIGN_OR_RETURN(Timing t, MeasureCompute(s, {k.kernel, groups, 0, iters0}, target_ms, o.min_ms, &ops));
     rl.*k.field = Round4(ops / t.median_ns / 1e3);
     std::string work = Fmt("%.3g G ops", ops / 1e9);
     if (k.kernel == RooflineKernel::IntDot && !p.int_dot_4x8_packed_signed_accelerated)
       work += " (not accelerated: the driver emulates it)";
     Row(k.label, Fmt(("%.4g " + std::string(k.unit)).c_str(), rl.*k.field), t, work);
   }
-  if (p.HasExtension("VK_KHR_cooperative_matrix") || p.HasExtension("VK_NV_cooperative_matrix"))
-    std::printf("cooperative matrix: not measured (no support in this build)\n");
+  // Cooperative matrices (VK_KHR_cooperative_matrix, subgroup scope): the shapes the linear
+  // kernels use (16 x 16 or 16 x 8 outputs; K 32 for int8, 16 for fp16).
+  const uint32_t sg = p.tuned_subgroup_size ? p.tuned_subgroup_size : p.subgroup_size;
+  const bool pin = p.subgroup_size_control && p.required_subgroup_size_compute && p.compute_full_subgroups;
+  struct CmKernel {
+    RooflineKernel kernel;
+    const char* label;
+    const char* unit;
+    double Roofline::*field;
+    const char* ab;
+    const char* acc;
+    uint32_t k;
+  };
+  const CmKernel cms[] = {
+      {RooflineKernel::CoopMatInt8, "coopmat int8 (sint8 -> sint32)", "TOPS", &Roofline::coopmat_int8_tops, "sint8",
+       "sint32", 32},
+      {RooflineKernel::CoopMatFp16, "coopmat fp16 (float16 -> float32)", "TFLOPS", &Roofline::coopmat_fp16_tflops,
+       "float16", "float32", 16},
+  };
+  for (const CmKernel& k : cms) {
+    const CoopMatShape* shape = nullptr;
+    for (uint32_t n : {16u, 8u})
+      for (const CoopMatShape& cs : p.coopmat_shapes)
+        if (!shape && cs.m == 16 && cs.n == n && cs.k == k.k && cs.a_type == k.ab && cs.b_type == k.ab &&
+            cs.c_type == k.acc && cs.result_type == k.acc)
+          shape = &cs;
+    std::string why;
+    if (!(p.cooperative_matrix && p.HasExtension("VK_KHR_cooperative_matrix"))) why = "the device lacks VK_KHR_cooperative_matrix";
+    else if (!shape) why = std::string("the device lists no ") + k.ab + " 16x16x" + std::to_string(k.k) + " or 16x8x" +
+                           std::to_string(k.k) + " shape";
+    else if (sg == 0 || (!pin && p.subgroup_size != sg)) why = "the subgroup size cannot be pinned";
+    if (!why.empty()) {
+      std::printf("%-34s not measured: %s\n", k.label, why.c_str());
+      continue;
+    }
+    RooflineBundleParams bp{k.kernel, groups, 0, iters0};
+    bp.m = shape->m;
+    bp.n = shape->n;
+    bp.k = shape->k;
+    bp.subgroup = sg;
+    bp.pin_subgroup = pin;
+    double ops = 0;
+    VKQC_ASSIGN_OR_RETURN(Timing t, MeasureCompute(s, bp, target_ms, o.min_ms, &ops));
+    rl.*k.field = Round4(ops / t.median_ns / 1e3);
+    Row(k.label, Fmt(("%.4g " + std::string(k.unit)).c_str(), rl.*k.field), t,
+        Fmt("%.3g G ops, ", ops / 1e9) + std::to_string(bp.m) + "x" + std::to_string(bp.n) + "x" + std::to_string(bp.k));
+  }
 
   if (!s.validation.empty())
     return UserError(std::to_string(s.validation.size()) + " validation message(s) (see above); nothing written");

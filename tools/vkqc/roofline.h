@@ -29,11 +29,14 @@ struct RooflinePeaks {
   double read_gbps = 0;      // 1e9 bytes/s
   double int_tops = 0;       // layers on the integer path (int8 dot)
   double float_tflops = 0;   // other layers (fp32 FMA)
+  double cm_int_tops = 0;    // cooperative-matrix layers with int8 operands
+  double cm_fp16_tflops = 0; // cooperative-matrix layers with fp16 operands
 };
 
 // `vkqc bench`'s table: per layer median time, GB/s and GOP/s and, when any peak is known, the
 // fractions of the roofline: the time the peaks allow (bytes / read bandwidth; ops / the int8 dot
-// peak on the integer path, the fp32 FMA peak otherwise) over the measured time, for bandwidth,
+// peak on the integer path, the fp32 FMA peak otherwise, the cooperative-matrix int8 or fp16 peak
+// for cooperative-matrix variants: "_cm" in the variant name) over the measured time, for bandwidth,
 // compute, and the larger of the two ("%roofline"). The total row sums the allowed times over the
 // layers (for %roofline, each layer's larger one). "-" where a needed peak is unknown.
 class BenchTable {

@@ -19,7 +19,8 @@ class Builder {
   // Adds (or reuses) the pipeline of `source` with `defines`; spec constant 0 is the workgroup
   // size, 1 the kernel's size constant. `push_size` must match the shader's push block.
   Result<uint32_t> Pipeline(const std::string& source, std::vector<std::string> defines, uint32_t size_constant,
-                            uint32_t push_size) {
+                            uint32_t push_size, uint32_t workgroup = kRooflineWorkgroupSize,
+                            std::vector<std::pair<uint32_t, uint32_t>> extra_spec = {}) {
     VKQC_ASSIGN_OR_RETURN(CompiledShader sh, CompileShader(source, defines));
     const auto& r = sh.reflection;
     if (r.push_constant_size != push_size)
@@ -29,16 +30,22 @@ class Builder {
     p.name = sh.name;
     p.module = uint32_t(plan.modules.size());
     plan.modules.push_back({sh.name, sh.spirv, sh.hash});
-    const std::pair<uint32_t, uint32_t> spec[] = {{0, kRooflineWorkgroupSize}, {1, size_constant}};
+    std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, workgroup}, {1, size_constant}};
+    spec.insert(spec.end(), extra_spec.begin(), extra_spec.end());
     for (const auto& [id, value] : spec)
       for (uint32_t have : r.spec_constant_ids)
         if (have == id) p.spec.push_back({id, value});
-    p.local_size[0] = kRooflineWorkgroupSize;
+    p.local_size[0] = workgroup;
     p.push_constant_size = r.push_constant_size;
     p.bindings = r.storage_buffer_bindings;
     p.int_dot = r.uses_int_dot;
     p.subgroup_arithmetic = r.uses_subgroup_arithmetic;
     p.float16 = r.uses_float16;
+    p.int8 = r.uses_int8;
+    p.storage_buffer_8bit = r.uses_storage_buffer_8bit;
+    p.cooperative_matrix_nv = r.uses_cooperative_matrix_nv;
+    p.cooperative_matrix_khr = r.uses_cooperative_matrix_khr;
+    p.vulkan_memory_model = r.uses_vulkan_memory_model;
     p.shared_memory_bytes = 4;  // the workgroup's reduction word
     plan.pipelines.push_back(std::move(p));
     return uint32_t(plan.pipelines.size() - 1);
@@ -161,6 +168,36 @@ Result<RooflineBundle> BuildRooflineBundle(const RooflineBundleParams& p) {
   uint32_t pipe = 0;
   std::vector<uint8_t> push;
   std::string variant;
+  if (p.kernel == RooflineKernel::CoopMatInt8 || p.kernel == RooflineKernel::CoopMatFp16) {
+    const bool int8 = p.kernel == RooflineKernel::CoopMatInt8;
+    const uint32_t epw = int8 ? 4 : 2;
+    if (p.subgroup == 0 || p.m == 0 || p.n == 0 || p.k == 0 || p.k % epw || (p.m * p.k) % epw || (p.k * p.n) % epw)
+      return InternalError("roofline: cooperative-matrix shape " + std::to_string(p.m) + "x" + std::to_string(p.n) +
+                           "x" + std::to_string(p.k) + " on subgroups of " + std::to_string(p.subgroup));
+    const double cm_ops = double(p.groups) * p.iters * kRooflineCoopMatChains * 2.0 * p.m * p.n * p.k;
+    const struct {
+      uint32_t seed, reserved0, reserved1, reserved2;
+    } pc{0x2545F491u, 0, 0, 0};
+    std::vector<std::string> defs = {"VKQC_CM_KHR"};
+    if (int8) defs.push_back("VKQC_CM_INT");
+    VKQC_ASSIGN_OR_RETURN(uint32_t pipe, b.Pipeline("roofline_coopmat.comp", defs, p.iters, sizeof pc, p.subgroup,
+                                                    {{2, p.m}, {3, p.n}, {4, p.k}}));
+    PlanPipeline& pp = b.plan.pipelines[pipe];
+    pp.coopmat = int8 ? PlanCoopMatShape{p.m, p.n, p.k, 3, 3, 5, 5} : PlanCoopMatShape{p.m, p.n, p.k, 0, 0, 1, 1};
+    if (p.pin_subgroup) pp.required_subgroup_size = p.subgroup;
+    pp.shared_memory_bytes = (2 * p.m * p.k + 4 * p.k * p.n) / epw * 4 + p.m * p.n * 4 + 4;
+    const std::string shape = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+    const std::string what = std::to_string(p.groups) + " subgroups of " + std::to_string(p.subgroup) + ", " +
+                             std::to_string(p.iters) + " iterations of 8 MulAdds " + shape;
+    b.Dispatch(pipe, {result}, Bytes(pc), p.groups,
+               Layer("compute", int8 ? "roofline_coopmat_s8" : "roofline_coopmat_f16", what, uint64_t(cm_ops)));
+    b.prog.arena_size = out_bytes;
+    out.measured_layer = 0;
+    out.work = cm_ops;
+    out.out_tensor = "roofline.out";
+    VKQC_ASSIGN_OR_RETURN(out.bytes, b.Finish({{"roofline.out", 0, out_bytes, 0, 0}}));
+    return out;
+  }
   if (p.kernel == RooflineKernel::IntDot) {
     const struct {
       uint32_t seed, operand, reserved0, reserved1;

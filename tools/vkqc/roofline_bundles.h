@@ -11,7 +11,7 @@
 
 namespace vkqc {
 
-enum class RooflineKernel { Read, IntDot, Fma32, Fma16 };
+enum class RooflineKernel { Read, IntDot, Fma32, Fma16, CoopMatInt8, CoopMatFp16 };
 
 inline constexpr uint32_t kRooflineWorkgroupSize = 256;
 
@@ -19,7 +19,12 @@ struct RooflineBundleParams {
   RooflineKernel kernel = RooflineKernel::Read;
   uint32_t groups = 1;  // workgroups of kRooflineWorkgroupSize invocations (x dimension)
   uint64_t bytes = 0;   // Read: size of the streamed buffer; a multiple of 256, at most 4 GiB
-  uint32_t iters = 1;   // IntDot / Fma*: loop iterations per invocation
+  uint32_t iters = 1;   // IntDot / Fma* / CoopMat*: loop iterations per invocation
+  // CoopMat*: VK_KHR_cooperative_matrix MulAdd shape (sint8 x sint8 + sint32, or float16 x
+  // float16 + float32); a workgroup is one subgroup of `subgroup` invocations, pinned as the
+  // required subgroup size when `pin_subgroup`.
+  uint32_t m = 16, n = 16, k = 16, subgroup = 32;
+  bool pin_subgroup = false;
 };
 
 struct RooflineBundle {
@@ -38,8 +43,10 @@ struct RooflineBundle {
 Result<RooflineBundle> BuildRooflineBundle(const RooflineBundleParams& params);
 
 // Operations per invocation and loop iteration of the compute kernels (8 chains x 4 steps, times
-// 8 ops per dot or 4 lanes x 2 ops per vec4 FMA).
+// 8 ops per dot or 4 lanes x 2 ops per vec4 FMA). CoopMat*: per workgroup (one subgroup) and
+// iteration, 8 MulAdds of 2 * m * n * k.
 inline constexpr uint32_t kRooflineOpsPerIter = 256;
+inline constexpr uint32_t kRooflineCoopMatChains = 8;
 
 // The hash the fill pass writes (word i of the buffer = {h, h ^ 0x9e3779b9, 3h, ~h}, h = hash(i)).
 uint32_t RooflineHash(uint32_t x);

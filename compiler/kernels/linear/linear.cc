@@ -21,6 +21,7 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
   if (s.out_q8) v += "q8to_";
   v += AccumName(accum);
   if (accum == Accum::CoopMat && !cm_int8) v += "f16";
+  if (accum == Accum::CoopMat && !cm_khr) v += "nv";
   v += "_";
   v += AlgoName(algo);
   return v;
@@ -134,6 +135,11 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
             {10, pk.wsum_off},      {11, pk.bias_off},   {12, PackedK4(s.n)}};
   if (cm) {
     d.shader.source = "linear_coopmat.comp";
+    if (c.cm_khr) {
+      defs.push_back("VKQC_CM_KHR");
+      // VkComponentTypeKHR: FLOAT16 0, FLOAT32 1, SINT8 3, SINT32 5.
+      d.coopmat = c.cm_int8 ? CoopMatNeed{c.cm_m, c.cm_n, c.cm_k, 3, 3, 5, 5} : CoopMatNeed{c.cm_m, c.cm_n, c.cm_k, 0, 0, 1, 1};
+    }
     const uint32_t nt = c.Invocations();
     d.spec.insert(d.spec.begin(), {0, nt});
     for (SpecValue v : {SpecValue{13, c.cm_sg}, {14, c.cm_wm}, {15, c.cm_wn}, {16, c.cm_tm}, {17, c.cm_tn},

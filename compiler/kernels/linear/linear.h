@@ -44,6 +44,7 @@ struct SelectOptions {
   uint32_t gemv_max_m = 0;  // 0: the profile's sidecar value, else kDefaultGemvMaxM
   bool no_coopmat = false;  // never choose the cooperative-matrix GEMM on its own
   bool allow_fp16 = false;  // float (weight-only) layers may use the fp16 cooperative-matrix GEMM
+  bool cm_nv = false;       // use VK_NV_cooperative_matrix even where the target has the KHR one
   // Cooperative-matrix tile override (tuning): subgroups wm x wn, tiles per subgroup tm x tn,
   // K words per step; 0 = chosen by selection.
   uint32_t cm_wm = 0, cm_wn = 0, cm_tm = 0, cm_tn = 0, cm_bkw = 0;
@@ -70,6 +71,7 @@ struct LinearChoice {
   uint32_t cm_m = 16, cm_n = 16, cm_k = 32, cm_sg = 32, cm_wm = 2, cm_wn = 4, cm_tm = 4, cm_tn = 2,
            cm_bkw = 16, cm_nslot = 0;
   bool cm_pin_subgroup = false;
+  bool cm_khr = false;  // VK_KHR_cooperative_matrix (the NV module translated); else VK_NV_cooperative_matrix
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)
 
   std::string VariantName(const LinearShape& shape) const;
@@ -143,6 +145,11 @@ struct SpecValue {
   uint32_t value;
 };
 
+// A cooperative-matrix MulAdd shape a kernel uses: sizes and VkComponentTypeKHR values.
+struct CoopMatNeed {
+  uint32_t m = 0, n = 0, k = 0, a = 0, b = 0, c = 0, result = 0;
+};
+
 struct DispatchParams {
   ShaderKey shader;
   std::vector<SpecValue> spec;
@@ -151,6 +158,8 @@ struct DispatchParams {
   uint32_t required_subgroup_size = 0;
   uint32_t shared_memory_bytes = 0;
   std::vector<uint8_t> push;
+  // VK_KHR_cooperative_matrix kernels: the MulAdd shape the device must list (m = 0: none).
+  CoopMatNeed coopmat;
 };
 
 // Activation quantization feeding an int-dot layer: x float [M,K] -> packed int8 [M][K4P].

@@ -39,19 +39,23 @@ const CoopMatShape* FindCoopMatShape(const TargetProfile& p, const std::string& 
 // decide whether it should.
 std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const SelectOptions& o, LinearChoice& c) {
   if (s.conv) return "convolutions use the tiled GEMM";
-  if (!p.HasExtension("VK_NV_cooperative_matrix"))
-    return "'" + p.name + "' lacks VK_NV_cooperative_matrix (the shader toolchain emits only the NV extension)";
+  // VK_KHR_cooperative_matrix where the target has it (the kernel is written against the NV GLSL
+  // extension, the only one Debian 12's glslang compiles, and its module translated: shaderlib's
+  // coopmat_khr.h); the sidecar's coopmat_shapes are the KHR list. Otherwise VK_NV_cooperative_matrix.
+  const bool khr = p.cooperative_matrix && p.HasExtension("VK_KHR_cooperative_matrix") && !o.cm_nv;
+  if (!khr && !p.HasExtension("VK_NV_cooperative_matrix"))
+    return "'" + p.name + "' lacks VK_KHR_cooperative_matrix" +
+           (o.cm_nv ? std::string(" use (NV forced) and VK_NV_cooperative_matrix") : " and VK_NV_cooperative_matrix");
   if (HasQuirk(p, "coopmat_unreliable")) return "'" + p.name + "' has the quirk coopmat_unreliable";
   const bool int8 = s.Quantized();
-  // VK_NV_cooperative_matrix is the only extension this toolchain's glslang emits, and NVIDIA's
-  // driver lists no integer types for it (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV: fp16
-  // only; its integer shapes are KHR-only). On the H100 the int8 kernels computed exact results
-  // but the validation layer rejects the matrix types, so they are off-spec there: int8 needs
-  // the sidecar quirk nv_coopmat_int8 (a device whose NV list has sint8 -> sint32).
-  if (int8 && !HasQuirk(p, "nv_coopmat_int8"))
-    return "'" + p.name + "' does not list int8 types for VK_NV_cooperative_matrix (NVIDIA lists fp16 only; int8 "
-           "needs VK_KHR_cooperative_matrix, which Debian 12's glslang cannot emit; sidecar quirk nv_coopmat_int8 "
-           "declares a device that does)";
+  // NVIDIA's driver lists no integer types for VK_NV_cooperative_matrix (fp16 only; its integer
+  // shapes are KHR-only). On the H100 NV int8 kernels computed exact results but the validation
+  // layer rejects the matrix types, so they are off-spec there: NV int8 needs the sidecar quirk
+  // nv_coopmat_int8 (a device whose NV list has sint8 -> sint32).
+  if (int8 && !khr && !HasQuirk(p, "nv_coopmat_int8"))
+    return "'" + p.name + "' has no VK_KHR_cooperative_matrix" + (o.cm_nv ? std::string(" use (NV forced)") : "") +
+           ", and NVIDIA lists no int8 types for VK_NV_cooperative_matrix (sidecar quirk nv_coopmat_int8 declares a "
+           "device that does)";
   if (int8 && !p.shader_int8) return "'" + p.name + "' lacks shaderInt8 (int8 matrix operands)";
   if (!int8 && !p.shader_float16) return "'" + p.name + "' lacks shaderFloat16 (fp16 matrix operands)";
   const CoopMatShape* cs = int8 ? FindCoopMatShape(p, "sint8", "sint32", 32) : FindCoopMatShape(p, "float16", "float32", 16);
@@ -71,6 +75,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   c.accum = Accum::CoopMat;
   c.algo = Algo::Gemm;
   c.cm_int8 = int8;
+  c.cm_khr = khr;
   c.cm_m = cs->m;
   c.cm_n = cs->n;
   c.cm_k = cs->k;
@@ -79,11 +84,15 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   c.cm_pin_subgroup = p.subgroup_size_control && p.required_subgroup_size_compute && p.compute_full_subgroups;
   if (!c.cm_pin_subgroup && p.subgroup_size != sg)
     return "subgroup size " + std::to_string(sg) + " cannot be pinned on '" + p.name + "'";
+  // Defaults from bench/coopmat_sweep.sh on the H100 (4096x14336, M=512; bench/RESULTS.md):
+  // int8 operands: 2x4 subgroups of 4x2 tiles, 32 words (128 int8) of K per step: 331 TOPS
+  // (16 words: 222); int4 weights keep 16 words (their chunk slots need the shared memory).
+  // fp16 operands: 2x2 subgroups of 4x4 tiles, 16 words: 75.6 TFLOPS (2x4 of 4x2: 59.7).
   c.cm_wm = o.cm_wm ? o.cm_wm : 2;
-  c.cm_wn = o.cm_wn ? o.cm_wn : 4;
+  c.cm_wn = o.cm_wn ? o.cm_wn : int8 ? 4 : 2;
   c.cm_tm = o.cm_tm ? o.cm_tm : s.m <= 32 ? 1 : s.m <= 64 ? 2 : 4;  // small M: short blocks
-  c.cm_tn = o.cm_tn ? o.cm_tn : 32 / c.cm_n;                      // 32 columns per subgroup
-  c.cm_bkw = o.cm_bkw ? o.cm_bkw : 16;                            // 64 bytes of K per step
+  c.cm_tn = o.cm_tn ? o.cm_tn : (int8 ? 32 : 64) / c.cm_n;        // 32 / 64 columns per subgroup
+  c.cm_bkw = o.cm_bkw ? o.cm_bkw : int8 && !s.Int4() ? 32 : 16;   // 128 / 64 bytes of K per step
   const uint32_t lkw = c.cm_k / (int8 ? 4 : 2);                   // shared words per MulAdd
   if (c.cm_bkw % 4 || c.cm_bkw % lkw || lkw % 4)
     return "K step of " + std::to_string(c.cm_bkw) + " words does not fit the " + std::to_string(c.cm_k) +
@@ -110,7 +119,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
 
 std::string CoopMatSummary(const LinearShape& s, const TargetProfile& p, const LinearChoice& c) {
   std::ostringstream o;
-  o << "cooperative matrix on '" << p.name << "' (VK_NV_cooperative_matrix, "
+  o << "cooperative matrix on '" << p.name << "' (" << (c.cm_khr ? "VK_KHR" : "VK_NV") << "_cooperative_matrix, "
     << (c.cm_int8 ? "sint8 " : "float16 ") << c.cm_m << "x" << c.cm_n << "x" << c.cm_k << " -> "
     << (c.cm_int8 ? "sint32" : "float32") << "): ";
   if (c.cm_int8)
@@ -247,8 +256,11 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                          p.name + "'");
   c.reason += why.str();
 
-  // The cooperative-matrix GEMM replaces the tiled GEMM where the target has it: always for the
-  // int8 path (the same exact function), for float activations only with allow_fp16.
+  // The cooperative-matrix GEMM replaces the tiled GEMM where the target has it: for the int8
+  // path with int8 weights (the same exact function), for float activations only with
+  // allow_fp16. Not for int4 weights on the int8 path: the per-group fold into fp32 runs on the
+  // shader cores, component by component, and measured slower than the tiled int-dot GEMM on the
+  // H100 (4096x14336, M=512: 2317 vs 2011 us; bench/RESULTS.md); --force-accum cm still selects it.
   if (c.algo == Algo::Gemm && !o.force_accum && !s.conv) {
     LinearChoice cm = c;
     const std::string no = PlanCoopMat(s, p, o, cm);
@@ -258,6 +270,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       c.reason += "; no cooperative matrix: " + no;
     } else if (!cm.cm_int8 && !o.allow_fp16) {
       c.reason += "; the fp16 cooperative matrix is opt-in (--allow-fp16): fp16 rounding of activations and weights";
+    } else if (cm.cm_int8 && s.Int4()) {
+      c.reason += "; not the int8 cooperative matrix: its per-group int4 fold is slower than this GEMM (measured on "
+                  "the H100), --force-accum cm selects it";
     } else {
       cm.accum = Accum::CoopMat;
       std::ostringstream r;

@@ -5,10 +5,13 @@
 // VK_NV_cooperative_matrix.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
 #include <string>
 
 #include "compiler/kernels/linear/linear.h"
 #include "compiler/passes/pipeline.h"
+#include "compiler/shaderlib/coopmat_khr.h"
 #include "compiler/shaderlib/shaderlib.h"
 #include "schema/bundle_generated.h"
 #include "compiler/graph/synthetic.h"
@@ -19,11 +22,7 @@ namespace {
 TargetProfile Load(const std::string& name) {
   auto p = LoadProfile(name);
   EXPECT_TRUE(p.ok()) << p.error().message;
-  TargetProfile t = p.ok() ? *p : TargetProfile{};
-  // The int8 kernels need a device whose VK_NV_cooperative_matrix lists int8 types (NVIDIA's
-  // does not: see NoInt8WithoutTheQuirk); these selection tests declare one.
-  if (name == "nvidia-hopper") t.quirks.push_back("nv_coopmat_int8");
-  return t;
+  return p.ok() ? *p : TargetProfile{};
 }
 
 
@@ -40,27 +39,45 @@ LinearShape Shape(ir::Scheme act, ir::Scheme w, int64_t gs, int64_t m = 512, int
 
 bool Has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 
-// nvidia-hopper, prefill-sized M: every int8-path scheme takes the cooperative-matrix GEMM.
-TEST(CoopMatSelect, NoInt8WithoutTheQuirk) {
-  auto p = LoadProfile("nvidia-hopper");
-  ASSERT_TRUE(p.ok());
-  const LinearShape s = Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32);
-  auto c = SelectLinear(s, *p, {});
+// NVIDIA lists int8 matrix types for VK_KHR_cooperative_matrix only: KHR by default; with
+// --coopmat-nv the int8 path keeps the tiled int-dot GEMM unless the quirk nv_coopmat_int8 says
+// the device's NV list has them.
+TEST(CoopMatSelect, NvInt8NeedsTheQuirk) {
+  const TargetProfile p = Load("nvidia-hopper");
+  const LinearShape s = Shape(ir::Scheme::DQ8CA, ir::Scheme::Q8CSW, 0);
+  auto k = SelectLinear(s, p, {});
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->VariantName(s), "linear_dq8ca_q8csw_cm_gemm");
+  EXPECT_TRUE(k->cm_khr);
+  EXPECT_TRUE(Has(k->reason, "VK_KHR_cooperative_matrix")) << k->reason;
+  SelectOptions nv;
+  nv.cm_nv = true;
+  auto c = SelectLinear(s, p, nv);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->VariantName(s), "linear_dq8ca_q4gsw_dot_gemm");
-  EXPECT_TRUE(Has(c->reason, "does not list int8 types for VK_NV_cooperative_matrix")) << c->reason;
-  SelectOptions o;
+  EXPECT_EQ(c->VariantName(s), "linear_dq8ca_q8csw_dot_gemm");
+  EXPECT_TRUE(Has(c->reason, "NVIDIA lists no int8 types for VK_NV_cooperative_matrix")) << c->reason;
+  SelectOptions o = nv;
   o.force_accum = Accum::CoopMat;
-  auto forced = SelectLinear(s, *p, o);
+  auto forced = SelectLinear(s, p, o);
   ASSERT_FALSE(forced.ok());
   EXPECT_TRUE(Has(forced.error().message, "nv_coopmat_int8")) << forced.error().message;
-  // fp16 stays available (opt-in).
+  TargetProfile quirky = p;
+  quirky.quirks.push_back("nv_coopmat_int8");
+  auto q = SelectLinear(s, quirky, nv);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->VariantName(s), "linear_dq8ca_q8csw_cmnv_gemm");
+  EXPECT_FALSE(q->cm_khr);
+  // fp16 (opt-in) on either extension.
   SelectOptions f16;
   f16.allow_fp16 = true;
   const LinearShape fs = Shape(ir::Scheme::Float, ir::Scheme::Q4GSW, 32);
-  auto cf = SelectLinear(fs, *p, f16);
+  auto cf = SelectLinear(fs, p, f16);
   ASSERT_TRUE(cf.ok());
   EXPECT_EQ(cf->VariantName(fs), "linear_q4gsw_cmf16_gemm");
+  f16.cm_nv = true;
+  auto cn = SelectLinear(fs, p, f16);
+  ASSERT_TRUE(cn.ok());
+  EXPECT_EQ(cn->VariantName(fs), "linear_q4gsw_cmf16nv_gemm");
 }
 
 TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
@@ -84,7 +101,19 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
     LinearShape s = Shape(c.act, c.w, c.gs);
     s.x_int8 = c.x_int8;
     s.out_q8 = c.out_q8;
-    auto ch = SelectLinear(s, p, {});
+    // int4 weights: the tiled int-dot GEMM unless forced (the per-group fold is slower).
+    const bool int4 = c.w != ir::Scheme::Q8CSW;
+    auto dflt = SelectLinear(s, p, {});
+    ASSERT_TRUE(dflt.ok()) << dflt.error().message;
+    if (int4) {
+      std::string dot = c.want;
+      dot.replace(dot.find("_cm_"), 4, "_dot_");
+      EXPECT_EQ(dflt->VariantName(s), dot) << dflt->reason;
+      EXPECT_TRUE(Has(dflt->reason, "per-group int4 fold")) << dflt->reason;
+    }
+    SelectOptions forced;
+    if (int4) forced.force_accum = Accum::CoopMat;
+    auto ch = SelectLinear(s, p, forced);
     ASSERT_TRUE(ch.ok()) << ch.error().message;
     EXPECT_EQ(ch->VariantName(s), c.want) << ch->reason;
     EXPECT_EQ(ch->accum, Accum::CoopMat);
@@ -152,14 +181,21 @@ TEST(CoopMatSelect, WhyNot) {
   ASSERT_TRUE(qk.ok());
   EXPECT_EQ(qk->accum, Accum::IntDot);
   EXPECT_TRUE(Has(qk->reason, "coopmat_unreliable")) << qk->reason;
-  // No NV extension in the profile.
-  TargetProfile khr_only = hopper;
-  std::erase(khr_only.extensions, std::string("VK_NV_cooperative_matrix"));
-  auto ko = SelectLinear(q, khr_only, {});
+  // No KHR extension: NV, which has no int8 types on NVIDIA; neither: none.
+  TargetProfile nv_only = hopper;
+  std::erase(nv_only.extensions, std::string("VK_KHR_cooperative_matrix"));
+  auto nvc = SelectLinear(q, nv_only, {});
+  ASSERT_TRUE(nvc.ok());
+  EXPECT_EQ(nvc->accum, Accum::IntDot);
+  EXPECT_TRUE(Has(nvc->reason, "NVIDIA lists no int8 types")) << nvc->reason;
+  TargetProfile none = nv_only;
+  std::erase(none.extensions, std::string("VK_NV_cooperative_matrix"));
+  auto ko = SelectLinear(q, none, {});
   ASSERT_TRUE(ko.ok());
   EXPECT_EQ(ko->accum, Accum::IntDot);
-  EXPECT_TRUE(Has(ko->reason, "lacks VK_NV_cooperative_matrix")) << ko->reason;
-  // Every other built-in: never (Ada lists only fp16 shapes, so fp16 with the opt-in).
+  EXPECT_TRUE(Has(ko->reason, "lacks VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix")) << ko->reason;
+  // Every other built-in: never for int8 (Ada lists only fp16 shapes, RDNA3 int8 only 16x16x16),
+  // so fp16 with the opt-in on those two.
   for (const char* name : {"lavapipe", "android-baseline-2022", "android-16", "adreno-7xx", "mali-valhall",
                            "nvidia-ada", "amd-rdna3", "intel-arc", "apple-moltenvk"}) {
     const TargetProfile p = Load(name);
@@ -171,7 +207,8 @@ TEST(CoopMatSelect, WhyNot) {
     }
     auto c = SelectLinear(f, p, fp16);
     ASSERT_TRUE(c.ok());
-    EXPECT_EQ(c->accum == Accum::CoopMat, std::string(name) == "nvidia-ada") << name << ": " << c->reason;
+    const bool fp16_cm = std::string(name) == "nvidia-ada" || std::string(name) == "amd-rdna3";
+    EXPECT_EQ(c->accum == Accum::CoopMat, fp16_cm) << name << ": " << c->reason;
   }
 }
 
@@ -263,18 +300,28 @@ TEST(CoopMatShaders, BundleRequirements) {
     const ir::Graph g = testing_graphs::MakeQLayer(s, 3);
     CompileOptions o;
     o.select.allow_fp16 = fp16;
+    o.select.force_accum = Accum::CoopMat;  // int4 x int8 is not chosen unforced
     auto b = CompileGraph(g, p, o, 0);
     ASSERT_TRUE(b.ok()) << b.error().message;
     const auto* bundle = fb::bundle::GetBundle(b->data() + 4);
     const auto* r = bundle->requirements();
-    EXPECT_TRUE(r->cooperative_matrix_nv());
+    // nvidia-hopper has VK_KHR_cooperative_matrix: the translated kernel and the KHR shape it uses.
+    EXPECT_FALSE(r->cooperative_matrix_nv());
+    EXPECT_TRUE(r->cooperative_matrix_khr());
+    ASSERT_TRUE(r->cooperative_matrix_shapes());
+    ASSERT_EQ(r->cooperative_matrix_shapes()->size(), 1u);
+    const auto* cs = r->cooperative_matrix_shapes()->Get(0);
+    EXPECT_EQ(cs->m(), 16u);
+    EXPECT_EQ(cs->k(), fp16 ? 16u : 32u);
+    EXPECT_EQ(cs->a(), fp16 ? 0u : 3u);       // VK_COMPONENT_TYPE_FLOAT16 / SINT8
+    EXPECT_EQ(cs->result(), fp16 ? 1u : 5u);  // FLOAT32 / SINT32
     EXPECT_TRUE(r->vulkan_memory_model());
     EXPECT_EQ(r->shader_int8(), !fp16);
     EXPECT_EQ(r->shader_float16(), fp16);
     EXPECT_GE(r->api_version(), (1u << 22) | (2u << 12));
     ASSERT_TRUE(r->extensions());
     bool ext = false;
-    for (const auto* e : *r->extensions()) ext |= e->str() == "VK_NV_cooperative_matrix";
+    for (const auto* e : *r->extensions()) ext |= e->str() == "VK_KHR_cooperative_matrix";
     EXPECT_TRUE(ext);
     int found = 0;
     for (const auto* layer : *bundle->programs()->Get(0)->layers()) {
@@ -292,7 +339,138 @@ TEST(CoopMatShaders, BundleRequirements) {
   ASSERT_TRUE(b.ok());
   const auto* r = fb::bundle::GetBundle(b->data() + 4)->requirements();
   EXPECT_FALSE(r->cooperative_matrix_nv());
+  EXPECT_FALSE(r->cooperative_matrix_khr());
+  EXPECT_FALSE(r->cooperative_matrix_shapes() && r->cooperative_matrix_shapes()->size());
   EXPECT_FALSE(r->vulkan_memory_model());
+}
+
+// --coopmat-nv keeps VK_NV_cooperative_matrix on a target with both (fp16 only on NVIDIA).
+TEST(CoopMatShaders, NvForced) {
+  testing_graphs::QLayerSpec s;
+  s.m = 129;
+  s.k = 256;
+  s.n = 100;
+  s.weights = ir::Scheme::Q4GAW;
+  s.group_size = 64;
+  s.act = ir::Scheme::Float;
+  CompileOptions o;
+  o.select.allow_fp16 = true;
+  o.select.cm_nv = true;
+  auto b = CompileGraph(testing_graphs::MakeQLayer(s, 3), Load("nvidia-hopper"), o, 0);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  const auto* r = fb::bundle::GetBundle(b->data() + 4)->requirements();
+  EXPECT_TRUE(r->cooperative_matrix_nv());
+  EXPECT_FALSE(r->cooperative_matrix_khr());
+  // int8 operands have no NV types on NVIDIA: the tiled int-dot GEMM instead, and it says why.
+  s.act = ir::Scheme::DQ8CA;
+  auto q = CompileGraph(testing_graphs::MakeQLayer(s, 3), Load("nvidia-hopper"), o, 0);
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_FALSE(fb::bundle::GetBundle(q->data() + 4)->requirements()->cooperative_matrix_nv());
+}
+
+// The NV -> KHR translation (shaderlib/coopmat_khr.h) on every kernel variant: no NV
+// instruction is left, each matrix type gets the Use that MulAdd takes it as, loads and stores
+// get RowMajor / ColumnMajor constants, and integer MulAdds say that every operand is signed.
+TEST(CoopMatShaders, KhrTranslation) {
+  for (bool int8 : {true, false})
+    for (bool w4 : {false, true}) {
+      std::vector<std::string> defs;
+      if (int8) defs.push_back("VKQC_CM_INT");
+      if (w4) defs.push_back("VKQC_W4");
+      auto nv = CompileShader("linear_coopmat.comp", defs);
+      defs.push_back("VKQC_CM_KHR");
+      auto kh = CompileShader("linear_coopmat.comp", defs);
+      ASSERT_TRUE(nv.ok() && kh.ok());
+      SCOPED_TRACE(kh->name);
+      EXPECT_TRUE(kh->reflection.uses_cooperative_matrix_khr);
+      EXPECT_FALSE(kh->reflection.uses_cooperative_matrix_nv);
+      EXPECT_EQ(kh->reflection.push_constant_size, nv->reflection.push_constant_size);
+      EXPECT_EQ(kh->reflection.spec_constant_ids, nv->reflection.spec_constant_ids);
+      const std::vector<uint32_t>& w = kh->spirv;
+      ASSERT_GT(w.size(), 5u);
+      EXPECT_EQ(w[0], 0x07230203u);
+      std::map<uint32_t, uint32_t> uconst, spec_id, decorated;  // id -> value / SpecId
+      std::map<uint32_t, std::array<uint32_t, 6>> types;        // KHR matrix types
+      int cap = 0, ext = 0, loads = 0, stores = 0, muladds = 0;
+      std::vector<std::array<uint32_t, 6>> mul;
+      for (size_t i = 5; i < w.size();) {
+        const uint32_t n = w[i] >> 16, op = w[i] & 0xFFFF;
+        ASSERT_GT(n, 0u);
+        ASSERT_LE(i + n, w.size());
+        const uint32_t* a = &w[i + 1];
+        EXPECT_FALSE(op >= 5358 && op <= 5362) << "NV instruction " << op << " left";
+        if (op == 17) {
+          EXPECT_NE(a[0], 5357u);
+          cap += a[0] == 6022;
+        }
+        if (op == 10) ext += std::string(reinterpret_cast<const char*>(a)) == "SPV_KHR_cooperative_matrix";
+        if (op == 71 && a[1] == 1) spec_id[a[0]] = a[2];
+        if (op == 43 && n == 4) uconst[a[1]] = a[2];
+        if (op == 4456) {
+          EXPECT_EQ(n, 7u);
+          types[a[0]] = {a[1], a[2], a[3], a[4], a[5], 0};
+        }
+        if (op == 4457) {  // type id pointer layout stride
+          ++loads;
+          ASSERT_TRUE(uconst.count(a[3]));
+          EXPECT_LE(uconst[a[3]], 1u);
+        }
+        if (op == 4458) {
+          ++stores;
+          ASSERT_TRUE(uconst.count(a[2]));
+          EXPECT_LE(uconst[a[2]], 1u);
+        }
+        if (op == 4459) {
+          ++muladds;
+          EXPECT_EQ(n, int8 ? 7u : 6u);  // signedness operands for int8 only
+          if (int8) EXPECT_EQ(a[5], 0xFu);
+        }
+        i += n;
+      }
+      EXPECT_EQ(cap, 1);
+      EXPECT_EQ(ext, 1);
+      EXPECT_GT(loads, 0);
+      EXPECT_GT(stores, 0);
+      EXPECT_GT(muladds, 0);
+      // A is LM x LK (spec ids 18, 20), B LK x LN (20, 19), accumulators LM x LN (18, 19).
+      int seen[3] = {0, 0, 0};
+      for (const auto& [id, t] : types) {
+        ASSERT_TRUE(uconst.count(t[4]));
+        const uint32_t use = uconst[t[4]], rows = spec_id[t[2]], cols = spec_id[t[3]];
+        ASSERT_LE(use, 2u);
+        ++seen[use];
+        const uint32_t want[3][2] = {{18, 20}, {20, 19}, {18, 19}};
+        EXPECT_EQ(rows, want[use][0]) << "use " << use;
+        EXPECT_EQ(cols, want[use][1]) << "use " << use;
+      }
+      EXPECT_EQ(seen[0], 1);
+      EXPECT_EQ(seen[1], 1);
+      EXPECT_GE(seen[2], 1);
+    }
+}
+
+// Bad input to the translation: not SPIR-V, no NV capability, a matrix type used as A and B.
+TEST(CoopMatShaders, KhrTranslationRefuses) {
+  EXPECT_FALSE(CoopMatNvToKhr({1, 2, 3}).ok());
+  auto gemm = CompileShader("linear_gemm.comp", {"VKQC_INT_DOT"});
+  ASSERT_TRUE(gemm.ok());
+  auto r = CoopMatNvToKhr(gemm->spirv);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("CooperativeMatrixNV"), std::string::npos);
+  // Make B's operand the A value of the first MulAdd: its type is then both A and B.
+  auto nv = CompileShader("linear_coopmat.comp", {"VKQC_CM_INT"});
+  ASSERT_TRUE(nv.ok());
+  std::vector<uint32_t> w = nv->spirv;
+  bool patched = false;
+  for (size_t i = 5; i < w.size() && !patched; i += w[i] >> 16)
+    if ((w[i] & 0xFFFF) == 5361) {
+      w[i + 4] = w[i + 3];
+      patched = true;
+    }
+  ASSERT_TRUE(patched);
+  auto bad = CoopMatNvToKhr(w);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("used both as"), std::string::npos) << bad.error().message;
 }
 
 }  // namespace
@@ -338,7 +516,7 @@ TEST(CoopMatShaders, EveryGpuTestLayerCompiles) {
       o.select.force_accum = Accum::CoopMat;
       auto b = CompileGraph(testing_graphs::MakeQLayer(s, 5), p, o, 0);
       ASSERT_TRUE(b.ok()) << ir::SchemeName(c.w) << " gs " << c.gs << " M=" << s.m << ": " << b.error().message;
-      EXPECT_TRUE(fb::bundle::GetBundle(b->data() + 4)->requirements()->cooperative_matrix_nv());
+      EXPECT_TRUE(fb::bundle::GetBundle(b->data() + 4)->requirements()->cooperative_matrix_khr());
     }
   }
 }

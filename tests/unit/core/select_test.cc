@@ -22,7 +22,7 @@ const Golden kGoldens[] = {
     {"adreno-7xx", "linear_q8ta_q8csw_dequant_gemv", "linear_q8ta_q8csw_dequant_gemm", 0},  // no subgroup arithmetic assumed
     {"mali-valhall", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 0},
     // Hopper: VK_NV_cooperative_matrix lists no int8 types, so the int path keeps the tiled GEMM.
-    {"nvidia-hopper", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 32},
+    {"nvidia-hopper", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_cm_gemm", 32},
     {"nvidia-ada", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 32},  // f16 shapes only
     {"amd-rdna3", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 64},
     {"intel-arc", "linear_q8ta_q8csw_dot_gemv", "linear_q8ta_q8csw_dot_gemm", 16},  // sidecar tunes for 16

@@ -55,7 +55,7 @@ std::string ParseError(const std::string& doc, const std::string& sidecar = "", 
 
 // Every field of TargetProfile. If this fails, TargetProfile changed: update ExpectSame and
 // WriteProfileJson/ParseProfileJson for the new field.
-static_assert(sizeof(TargetProfile) == 424, "TargetProfile changed: update ExpectSame and the (de)serializer");
+static_assert(sizeof(TargetProfile) == 440, "TargetProfile changed: update ExpectSame and the (de)serializer");
 
 void ExpectSameRoofline(const Roofline& a, const Roofline& b) {
   EXPECT_EQ(a.device, b.device);
@@ -65,6 +65,8 @@ void ExpectSameRoofline(const Roofline& a, const Roofline& b) {
   EXPECT_EQ(a.int8_dot_tops, b.int8_dot_tops);
   EXPECT_EQ(a.fp32_tflops, b.fp32_tflops);
   EXPECT_EQ(a.fp16_tflops, b.fp16_tflops);
+  EXPECT_EQ(a.coopmat_int8_tops, b.coopmat_int8_tops);
+  EXPECT_EQ(a.coopmat_fp16_tflops, b.coopmat_fp16_tflops);
 }
 
 void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
@@ -516,7 +518,7 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
   p.gemm_tile = 32;
   p.conv_im2col_min_channels = 24;
   p.conv_im2col_max_pixels = 1000;
-  p.roofline = {"My GPU", "mydriver, 1.2.3", "2026-01-02", 3175.1, 104.3, 60.51, 0.1 + 0.2};
+  p.roofline = {"My GPU", "mydriver, 1.2.3", "2026-01-02", 3175.1, 104.3, 60.51, 0.1 + 0.2, 812.5, 401.25};
   ProfileFiles files = WriteProfileJson(p);
   Result<TargetProfile> back = ParseProfileJson(files.profile_json, files.sidecar_json, "written.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -525,7 +527,7 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
   p.subgroup_arithmetic_compute = p.required_subgroup_size_compute = p.cooperative_matrix = false;
   p.tuned_subgroup_size = 16;
   p.coopmat_shapes.clear();
-  p.roofline.int8_dot_tops = p.roofline.fp16_tflops = 0;  // not measured: written as null
+  p.roofline.int8_dot_tops = p.roofline.fp16_tflops = p.roofline.coopmat_int8_tops = 0;  // not measured: null
   files = WriteProfileJson(p);
   EXPECT_TRUE(Json::parse(files.sidecar_json)["roofline"]["fp16_tflops"].is_null()) << files.sidecar_json;
   back = ParseProfileJson(files.profile_json, files.sidecar_json, "written.json");
