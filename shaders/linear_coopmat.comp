@@ -80,6 +80,10 @@ shared uvec4 sB[BN * SAS4];
 shared uvec4 sOut[WM * WN * TILE4];  // one tile per subgroup: epilogue staging, index tile
 #ifdef VKQC_CM_INT
 shared int sZx[BM];                  // activation zero point of each row of the block
+#else
+// A 16-byte view of the float activations (binding 0 again): K a multiple of 8 makes every
+// 8-value unit two aligned vec4 (the slice offset is at least 16-byte aligned).
+layout(std430, binding = 0) readonly buffer XV { vec4 xv4[]; };
 #endif
 
 #if defined(VKQC_CM_INT) && defined(VKQC_W4)
@@ -106,6 +110,12 @@ uvec4 load_a(uint m0, uint u, uint k0) {
   return (m < M && k4 < K4P) ? xq4[(m * K4P + k4) >> 2] : uvec4(0u);
 #else
   const uint k = k0 + c * 8u;        // 8 values -> 8 halves
+  if (K % 8u == 0u) {                // the unit is inside K or wholly beyond it
+    if (m >= M || k >= K) return uvec4(0u);
+    const uint i4 = (m * K + k) >> 2;
+    const vec4 a = xv4[i4], b = xv4[i4 + 1u];
+    return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
+  }
   float v[8];
   [[unroll]] for (uint j = 0u; j < 8u; ++j) v[j] = (m < M && k + j < K) ? x[m * K + k + j] : 0.0;
   return uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),

@@ -129,7 +129,10 @@ Result<ShaderReflection> ReflectSpirvDirect(const std::vector<uint32_t>& w) {
       return InternalError("shader uses descriptor types other than storage buffers");
     }
   }
+  // Two views of one buffer (e.g. float and vec4) share a binding: one descriptor.
   std::sort(r.storage_buffer_bindings.begin(), r.storage_buffer_bindings.end());
+  r.storage_buffer_bindings.erase(std::unique(r.storage_buffer_bindings.begin(), r.storage_buffer_bindings.end()),
+                                  r.storage_buffer_bindings.end());
   std::sort(r.spec_constant_ids.begin(), r.spec_constant_ids.end());
   return r;
 }
@@ -149,6 +152,8 @@ Result<ShaderReflection> ReflectSpirv(const std::vector<uint32_t>& spirv) {
       r.storage_buffer_bindings.push_back(comp.get_decoration(b.id, spv::DecorationBinding));
     }
     std::sort(r.storage_buffer_bindings.begin(), r.storage_buffer_bindings.end());
+    r.storage_buffer_bindings.erase(std::unique(r.storage_buffer_bindings.begin(), r.storage_buffer_bindings.end()),
+                                    r.storage_buffer_bindings.end());
     if (!res.uniform_buffers.empty() || !res.sampled_images.empty() || !res.storage_images.empty())
       return InternalError("shader uses descriptor types other than storage buffers");
     for (const auto& pc : res.push_constant_buffers) {
