@@ -91,7 +91,6 @@ TEST(Roofline, CoopMatInt8ComputesWhatItCounts) {
   fp16.k = 16;
   auto b16 = BuildRooflineBundle(fp16);
   ASSERT_TRUE(b16.ok()) << b16.error().message;
-  gpu_test::KhrCoopMatScope khr_scope;
   Model probe;
   if (vkqc_model_load(gpu_test::Context(), b->bytes.data(), b->bytes.size(), nullptr, &probe.m) != VKQC_OK) {
     const std::string err = vkqc_last_error();
