@@ -3,6 +3,7 @@
 
 #include "compiler/emit/bundle_plan.h"
 #include "schema/bundle_generated.h"
+#include "schema/bundle_integrity.h"
 
 namespace vkqc {
 namespace fbb = vkqc::fb::bundle;
@@ -165,13 +166,20 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
                                        b.CreateVector(types), b.CreateVector(cmds),
                                        b.CreateVector(layers), b.CreateVector(tensors)));
   }
-  auto root = fbb::CreateBundle(b, 1, b.CreateString(plan.compiler_version),
+  // integrity: a non-default placeholder so the field is written, then the checksum over the
+  // finished flatbuffer with those 8 bytes read as zero.
+  auto root = fbb::CreateBundle(b, kBundleFormatVersion, b.CreateString(plan.compiler_version),
                                 b.CreateString(plan.target_profile), plan.graph_hash, req,
                                 b.CreateVector(mods), b.CreateVector(pipes), b.CreateVector(progs),
-                                plan.weights.size());
+                                plan.weights.size(), ~0ull);
   b.FinishSizePrefixed(root, fbb::BundleIdentifier());
 
   std::vector<uint8_t> out(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  {
+    auto* bundle = fbb::GetMutableBundle(out.data() + 4);
+    const uint8_t* field = reinterpret_cast<const flatbuffers::Table*>(bundle)->GetAddressOf(fbb::Bundle::VT_INTEGRITY);
+    bundle->mutate_integrity(BundleIntegrity(out.data(), out.size(), field));
+  }
   out.resize((out.size() + 63) / 64 * 64, 0);
   out.insert(out.end(), plan.weights.begin(), plan.weights.end());
   return out;

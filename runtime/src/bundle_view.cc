@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "coopmat_khr.h"
+#include "schema/bundle_integrity.h"
 
 namespace vkqc::rt {
 namespace {
@@ -59,7 +60,18 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
   if (seg + b->weight_segment_size() != size)
     return Bad("weight segment of " + std::to_string(b->weight_segment_size()) + " bytes at offset " +
                std::to_string(seg) + " does not match the file size " + std::to_string(size));
-  if (b->format_version() != 1) return Bad("unsupported format version " + std::to_string(b->format_version()));
+  // Version 1 (written before the checksum existed) has none; version 2 must carry it and match.
+  if (b->format_version() != 1 && b->format_version() != 2)
+    return Bad("unsupported format version " + std::to_string(b->format_version()) +
+               " (this runtime reads 1 and 2; the file may come from a newer vkqc)");
+  if (b->format_version() == 2) {
+    // Bundle derives privately from flatbuffers::Table (same address): ask the table for the field.
+    const uint8_t* field = reinterpret_cast<const flatbuffers::Table*>(b)->GetAddressOf(fbb::Bundle::VT_INTEGRITY);
+    if (!field) return Bad("the integrity checksum is missing (corrupt bundle)");
+    if (BundleIntegrity(data, size_t(fb_size) + 4, field) != b->integrity())
+      return Bad("integrity checksum mismatch: the bundle's metadata or shader code changed after it was written "
+                 "(corrupt file); recompile it");
+  }
   if (!b->requirements()) return Bad("missing requirements");
   const auto* rq = b->requirements();
   if (!rq->max_compute_work_group_size() || rq->max_compute_work_group_size()->size() != 3 ||

@@ -1,6 +1,8 @@
 // Pure planning (barriers, requirements) and the runtime's bundle verifier, without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <random>
 
 #include "compiler/emit/bundle_plan.h"
@@ -8,6 +10,7 @@
 #include "compiler/passes/pipeline.h"
 #include "compiler/shaderlib/shaderlib.h"
 #include "runtime/src/internal.h"
+#include "schema/bundle_integrity.h"
 #include "compiler/graph/synthetic.h"
 
 namespace vkqc {
@@ -62,6 +65,18 @@ rt::Err Parse(const std::vector<uint8_t>& b) {
   return rt::ParseBundle(b.data(), b.size(), &v);
 }
 
+// Recomputes the integrity checksum after a test changed the flatbuffer on purpose, so the
+// checks behind it see the change.
+void Reseal(std::vector<uint8_t>& b) {
+  uint32_t fb = 0;
+  std::memcpy(&fb, b.data(), 4);
+  auto* bundle = fb::bundle::GetMutableBundle(b.data() + 4);
+  const uint8_t* field =
+      reinterpret_cast<const flatbuffers::Table*>(bundle)->GetAddressOf(fb::bundle::Bundle::VT_INTEGRITY);
+  ASSERT_NE(field, nullptr);
+  bundle->mutate_integrity(BundleIntegrity(b.data(), size_t(fb) + 4, field));
+}
+
 TEST(BundleVerifier, AcceptsACompiledBundle) {
   auto b = SmallBundle();
   EXPECT_TRUE(Parse(b).ok()) << Parse(b).message;
@@ -94,7 +109,46 @@ TEST(BundleVerifier, RejectsCorruptShaderCode) {
   b[pos] ^= 0x10;
   auto e = Parse(b);
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.message.find("checksum"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("integrity checksum mismatch"), std::string::npos) << e.message;
+  Reseal(b);  // behind the bundle's checksum, the module's own
+  e = Parse(b);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("shader module 0"), std::string::npos) << e.message;
+}
+
+// Any changed byte of the flatbuffer (metadata, spec constants, dispatches, code, padding, the
+// checksum itself) is refused by the integrity checksum, before anything reaches a driver.
+TEST(BundleVerifier, RejectsEveryFlippedByteOfTheFlatbuffer) {
+  auto b = SmallBundle();
+  uint32_t fb = 0;
+  std::memcpy(&fb, b.data(), 4);
+  EXPECT_EQ(fb::bundle::GetBundle(b.data() + 4)->format_version(), kBundleFormatVersion);
+  for (size_t pos = 0; pos < size_t(fb) + 4; ++pos) {
+    auto c = b;
+    c[pos] ^= 0xFF;
+    auto e = Parse(c);
+    ASSERT_FALSE(e.ok()) << "byte " << pos;
+    EXPECT_EQ(e.status, VKQC_ERROR_INVALID_BUNDLE);
+  }
+}
+
+// Format version 1 (written before the checksum) is read without one; version 2 needs it.
+TEST(BundleVerifier, IntegrityByFormatVersion) {
+  auto b = SmallBundle();
+  auto* bundle = fb::bundle::GetMutableBundle(b.data() + 4);
+  ASSERT_TRUE(bundle->mutate_format_version(1));
+  bundle->mutate_integrity(12345);  // a legacy file has none: whatever is there is not read
+  EXPECT_TRUE(Parse(b).ok()) << Parse(b).message;
+  ASSERT_TRUE(bundle->mutate_format_version(3));
+  auto e = Parse(b);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("newer vkqc"), std::string::npos) << e.message;
+  ASSERT_TRUE(bundle->mutate_format_version(2));
+  e = Parse(b);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("integrity checksum mismatch"), std::string::npos) << e.message;
+  Reseal(b);
+  EXPECT_TRUE(Parse(b).ok()) << Parse(b).message;
 }
 
 TEST(BundleVerifier, RandomCorruptionNeverCrashes) {
