@@ -306,7 +306,12 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
   }
 
   if (ctx->owns_device) {
+    const VkBool32 robust = fc.f2.features.robustBufferAccess;
     fc.Trim();
+    if (o.robust_buffer_access) {
+      if (!robust) return Fail(VKQC_ERROR_NO_DEVICE, "robust buffer access was requested but the device lacks robustBufferAccess");
+      fc.f2.features.robustBufferAccess = VK_TRUE;
+    }
     std::vector<const char*> dexts;
     if (ctx->caps.api_version < VK_API_VERSION_1_3) {
       if (Has(ctx->caps.extensions, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))

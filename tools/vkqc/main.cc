@@ -46,11 +46,12 @@ commands:
                                              the same, compiled in memory
   run     OUT.vkqb [--tokens N] [--input NAME=FILE.npy]... [--output-dir DIR]
           [--reference MODEL.vkqg|GRAPH.json [--per-op]] [--tolerance REL] [--seed S]
-          [--device I] [--validation]
+          [--device I] [--validation] [--robust-access]
           --per-op (bundle compiled with --keep-intermediates): checks every op on the GPU's
-          own inputs: int8 outputs within 1, float outputs within the tolerance
+          own inputs: int8 outputs within 1, float outputs within the tolerance;
+          --robust-access: the device's robustBufferAccess (for bundles from untrusted sources)
   bench   OUT.vkqb [--tokens N] [--min-ms 100] [--roofline PROFILE] [--peak-gbps G] [--peak-tops T]
-          [--device I] [--validation]
+          [--device I] [--validation] [--robust-access]
           --roofline (a built-in name, PROFILE.json or PROFILE.vkqc.json with a measured roofline):
           per layer and total, % of the read-bandwidth and compute rooflines and the larger
           ("roofline"); --peak-gbps / --peak-tops override its numbers
@@ -79,7 +80,7 @@ struct Args {
 
 // Flags without a value, and options that take one; anything else is unknown.
 bool IsSwitch(const std::string& k) {
-  return k == "--validation" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
+  return k == "--validation" || k == "--robust-access" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
          k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16" || k == "--coopmat-nv";
 }
 bool TakesValue(const std::string& k) {
@@ -409,6 +410,7 @@ struct Runtime {
     vkqc_context_options co;
     vkqc_context_options_init(&co);
     co.enable_validation = a.Has("--validation");
+    co.robust_buffer_access = a.Has("--robust-access");
     co.log = &Runtime::Log;
     co.log_user_data = this;
     VKQC_ASSIGN_OR_RETURN(co.device_index, DeviceIndex(a));
@@ -613,7 +615,7 @@ Status CheckPerOp(Runtime& rt, uint32_t prog, const ir::Graph& g, const std::map
 
 Status CmdRun(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
-                          "--validation", "--per-op"}));
+                          "--validation", "--per-op", "--robust-access"}));
   if (a.Has("--per-op") && !a.Has("--reference")) return UserError("--per-op needs --reference GRAPH");
   if (a.pos.size() != 1) return UserError("usage: vkqc run OUT.vkqb [--input NAME=FILE.npy]...");
   // Check everything the user gave before touching the GPU.
@@ -816,7 +818,7 @@ Status CmdRun(const Args& a) {
 
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
-                          "--validation"}));
+                          "--validation", "--robust-access"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
   double min_ms = 100;
   if (a.Has("--min-ms")) {

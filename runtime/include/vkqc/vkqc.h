@@ -68,6 +68,12 @@ typedef struct vkqc_context_options {
   const void* pipeline_cache_data;      /* optional: from vkqc_context_pipeline_cache_data */
   size_t pipeline_cache_size;
   const void* allocation_callbacks;     /* optional VkAllocationCallbacks* */
+  int robust_buffer_access;             /* enable the device's robustBufferAccess: shaders of a
+                                           bundle crafted to index out of bounds stay inside their
+                                           buffers (corruption is caught by the bundle checksum;
+                                           this is for bundles from untrusted sources). Fails
+                                           context creation where the device lacks it; ignored
+                                           with an external device (the app chose its features) */
 } vkqc_context_options;
 
 void vkqc_context_options_init(vkqc_context_options* options);
