@@ -328,7 +328,8 @@ Result<uint32_t> ParseApiVersion(const Reader& r, const Json& v, const std::stri
 
 struct Sidecar {
   std::optional<std::string> name, profile, source;
-  std::optional<uint32_t> tuned_subgroup_size, gemv_max_m, conv_im2col_min_channels, conv_im2col_max_pixels;
+  std::optional<uint32_t> tuned_subgroup_size, gemv_max_m, coopmat_gemv_max_m, conv_im2col_min_channels,
+      conv_im2col_max_pixels;
   uint32_t gemv_threads = 0, gemv_channels = 0, gemv_unroll = 0, gemm_tile = 0;
   std::vector<CoopMatShape> coopmat_shapes;
   std::vector<std::string> quirks;
@@ -388,9 +389,11 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
     if (key == "name" || key == "profile" || key == "source") {
       VKQC_ASSIGN_OR_RETURN(std::string s, r.String(v, "\"" + key + "\""));
       (key == "name" ? sc.name : key == "profile" ? sc.profile : sc.source) = s;
-    } else if (key == "tuned_subgroup_size" || key == "gemv_max_m") {
+    } else if (key == "tuned_subgroup_size" || key == "gemv_max_m" || key == "coopmat_gemv_max_m") {
       VKQC_ASSIGN_OR_RETURN(uint64_t x, r.Uint(v, "\"" + key + "\""));
-      (key == "gemv_max_m" ? sc.gemv_max_m : sc.tuned_subgroup_size) = static_cast<uint32_t>(x);
+      if (x > UINT32_MAX) return r.Fail("\"" + key + "\" = " + std::to_string(x) + " is too large");
+      (key == "gemv_max_m" ? sc.gemv_max_m : key == "coopmat_gemv_max_m" ? sc.coopmat_gemv_max_m : sc.tuned_subgroup_size) =
+          static_cast<uint32_t>(x);
     } else if (key == "conv_im2col_min_channels" || key == "conv_im2col_max_pixels") {
       VKQC_ASSIGN_OR_RETURN(uint64_t x, r.Uint(v, "\"" + key + "\""));
       if (x > UINT32_MAX) return r.Fail("\"" + key + "\" = " + std::to_string(x) + " is too large");
@@ -444,7 +447,7 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
       VKQC_ASSIGN_OR_RETURN(sc.roofline, ParseRoofline(r, v));
     } else {
       return r.Fail("unknown sidecar key \"" + key +
-                    "\" (known: name, profile, source, tuned_subgroup_size, gemv_max_m, conv_im2col_min_channels, "
+                    "\" (known: name, profile, source, tuned_subgroup_size, gemv_max_m, coopmat_gemv_max_m, conv_im2col_min_channels, "
                     "conv_im2col_max_pixels, gemv_threads, gemv_channels, gemv_unroll, gemm_tile, coopmat_shapes, "
                     "quirks, roofline)");
     }
@@ -597,6 +600,7 @@ Result<TargetProfile> Parse(const std::string& json_text, const std::string& sid
   else if (t.min_subgroup_size != 0 && t.min_subgroup_size == t.max_subgroup_size)
     t.tuned_subgroup_size = t.min_subgroup_size;
   t.gemv_max_m = sc.gemv_max_m.value_or(0);
+  t.coopmat_gemv_max_m = sc.coopmat_gemv_max_m.value_or(0);
   t.conv_im2col_min_channels = sc.conv_im2col_min_channels.value_or(0);
   t.conv_im2col_max_pixels = sc.conv_im2col_max_pixels.value_or(0);
   t.gemv_threads = sc.gemv_threads;
@@ -782,6 +786,7 @@ ProfileFiles WriteProfileJson(const TargetProfile& p) {
                {"source", p.source},
                {"tuned_subgroup_size", p.tuned_subgroup_size},
                {"gemv_max_m", p.gemv_max_m},
+               {"coopmat_gemv_max_m", p.coopmat_gemv_max_m},
                {"conv_im2col_min_channels", p.conv_im2col_min_channels},
                {"conv_im2col_max_pixels", p.conv_im2col_max_pixels},
                {"gemv_threads", p.gemv_threads},

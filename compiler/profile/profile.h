@@ -77,6 +77,10 @@ struct TargetProfile {
 
   // Sidecar tuning: M at or below which GEMV is chosen over tiled GEMM (0 = compiler default).
   uint32_t gemv_max_m = 0;
+  // Sidecar: the same threshold where the alternative is the int8 cooperative-matrix GEMM (int8
+  // weights on the int8 path), which overtakes the GEMV much earlier; 4x it for layers of fewer
+  // than 64 column blocks, which fill few multiprocessors (0 = gemv_max_m applies).
+  uint32_t coopmat_gemv_max_m = 0;
   // Sidecar: the im2col-vs-direct rule for dense (groups == 1) non-pointwise int8 convolutions.
   // Both 0 (the default, e.g. Mali and desktop GPUs): always im2col + GEMM. Otherwise im2col
   // only when Cin >= conv_im2col_min_channels or OH*OW <= conv_im2col_max_pixels, else the

@@ -193,9 +193,26 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   }
   VKQC_TRY(ChooseAccum(s, p, o, c));
 
-  const uint32_t gemv_max = o.gemv_max_m ? o.gemv_max_m
-                            : p.gemv_max_m ? p.gemv_max_m
-                                           : kDefaultGemvMaxM;
+  uint32_t gemv_max = o.gemv_max_m ? o.gemv_max_m
+                      : p.gemv_max_m ? p.gemv_max_m
+                                     : kDefaultGemvMaxM;
+  // Where the GEMM would be the int8 cooperative matrix (int8 weights), the profile's
+  // coopmat_gemv_max_m: on the H100 it overtakes the GEMV from M = 4 (4096x14336: 39.8 vs 48.3 us)
+  // while the tiled int-dot GEMM needs M > 64; narrow layers (fewer than 64 column blocks of 128)
+  // fill few multiprocessors, so 4x the threshold there (14336x4096: GEMV to M = 8, the
+  // cooperative matrix from 16), and below 16 blocks the ordinary threshold (not measured: such
+  // small layers are launch-bound either way). bench/crossover.sh measures it (bench/RESULTS.md).
+  std::string cm_rule;
+  if (!o.gemv_max_m && p.coopmat_gemv_max_m && !o.no_coopmat && !s.conv && s.Quantized() && !s.Int4() &&
+      !o.force_accum) {
+    LinearChoice probe = c;
+    const bool cm = PlanCoopMat(s, p, o, probe).empty() && probe.cm_int8;
+    const uint64_t blocks = (uint64_t(s.n) + probe.CmBlockN() - 1) / probe.CmBlockN();
+    if (cm && blocks >= 16) {
+      gemv_max = std::min(gemv_max, blocks >= 64 ? p.coopmat_gemv_max_m : 4 * p.coopmat_gemv_max_m);
+      cm_rule = " (the int8 cooperative-matrix threshold" + std::string(blocks >= 64 ? "" : ", x4 for a narrow layer") + ")";
+    }
+  }
   std::ostringstream why;
   if (o.force_algo) {
     c.algo = *o.force_algo;
@@ -203,7 +220,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   } else {
     c.algo = s.m <= int64_t(gemv_max) ? Algo::Gemv : Algo::Gemm;
     why << "; M=" << s.m << (c.algo == Algo::Gemv ? " <= " : " > ") << "GEMV threshold "
-        << gemv_max << ": " << (c.algo == Algo::Gemv ? "cooperative GEMV" : "tiled GEMM");
+        << gemv_max << cm_rule << ": " << (c.algo == Algo::Gemv ? "cooperative GEMV" : "tiled GEMM");
   }
 
   const uint32_t inv = p.max_compute_work_group_invocations;

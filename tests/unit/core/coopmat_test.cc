@@ -139,6 +139,38 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
   EXPECT_EQ(decode->VariantName(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8)), "linear_dq8ca_q4gsw_dot_gemv");
 }
 
+// nvidia-hopper's coopmat_gemv_max_m (3, measured with bench/crossover.sh): the int8 cooperative
+// matrix takes over from the GEMV at M = 4 for wide layers, at M = 13 for layers of 16 to 63
+// column blocks; small layers, int4 weights and --no-coopmat keep the ordinary threshold (64).
+TEST(CoopMatSelect, GemvThresholdAgainstTheCooperativeMatrix) {
+  const TargetProfile p = Load("nvidia-hopper");
+  ASSERT_EQ(p.coopmat_gemv_max_m, 3u);
+  struct Case {
+    ir::Scheme w;
+    int64_t m, k, n;
+    bool no_coopmat;
+    const char* want;
+  };
+  const Case cases[] = {
+      {ir::Scheme::Q8CSW, 3, 4096, 14336, false, "linear_q8ta_q8csw_dot_gemv"},
+      {ir::Scheme::Q8CSW, 4, 4096, 14336, false, "linear_q8ta_q8csw_cm_gemm"},
+      {ir::Scheme::Q8CSW, 12, 14336, 4096, false, "linear_q8ta_q8csw_dot_gemv"},   // 32 blocks: x4
+      {ir::Scheme::Q8CSW, 13, 14336, 4096, false, "linear_q8ta_q8csw_cm_gemm"},
+      {ir::Scheme::Q8CSW, 64, 256, 1024, false, "linear_q8ta_q8csw_dot_gemv"},     // 8 blocks: 64
+      {ir::Scheme::Q8CSW, 65, 256, 1024, false, "linear_q8ta_q8csw_cm_gemm"},
+      {ir::Scheme::Q8CSW, 8, 4096, 14336, true, "linear_q8ta_q8csw_dot_gemv"},     // --no-coopmat
+      {ir::Scheme::Q4GSW, 8, 4096, 14336, false, "linear_q8ta_q4gsw_dot_gemv"},    // int4: no cm
+  };
+  for (const Case& c : cases) {
+    const LinearShape s = Shape(ir::Scheme::Q8TA, c.w, 32, c.m, c.k, c.n);
+    SelectOptions o;
+    o.no_coopmat = c.no_coopmat;
+    auto ch = SelectLinear(s, p, o);
+    ASSERT_TRUE(ch.ok()) << ch.error().message;
+    EXPECT_EQ(ch->VariantName(s), c.want) << "M=" << c.m << " N=" << c.n << ": " << ch->reason;
+  }
+}
+
 TEST(CoopMatSelect, WhyNot) {
   const TargetProfile hopper = Load("nvidia-hopper");
   // int4 groups that are not a multiple of 32 (or too long) keep the tiled int-dot GEMM.

@@ -114,6 +114,7 @@ void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
   }
   EXPECT_EQ(a.quirks, b.quirks);
   EXPECT_EQ(a.gemv_max_m, b.gemv_max_m);
+  EXPECT_EQ(a.coopmat_gemv_max_m, b.coopmat_gemv_max_m);
   EXPECT_EQ(a.conv_im2col_min_channels, b.conv_im2col_min_channels);
   EXPECT_EQ(a.conv_im2col_max_pixels, b.conv_im2col_max_pixels);
   EXPECT_EQ(a.gemv_threads, b.gemv_threads);
@@ -512,6 +513,7 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
                       {16, 16, 32, "uint8", "uint8", "uint32", "uint32"}};
   p.quirks = {"quirk_b", "quirk_a"};
   p.gemv_max_m = 7;
+  p.coopmat_gemv_max_m = 2;
   p.gemv_threads = 64;
   p.gemv_channels = 8;
   p.gemv_unroll = 2;
