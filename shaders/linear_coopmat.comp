@@ -75,9 +75,13 @@ const uint TILE4 = LM * LN / 4u;  // uvec4 of one 32-bit LM x LN tile
 #endif
 #define F_T fcoopmatNV<32, gl_ScopeSubgroup, LM, LN>
 
-shared uvec4 sA[BM * SAS4];
-shared uvec4 sB[BN * SAS4];
-shared uvec4 sOut[WM * WN * TILE4];  // one tile per subgroup: epilogue staging, index tile
+// One shared array: the A rows [0, BOFF), the B rows [BOFF, BOFF + BN * SAS4) during the K loop;
+// afterwards (and before it, for the int4 path's index tile) one LM x LN 32-bit tile per
+// subgroup at sg * TILE4: the epilogue's staging reuses the operand memory.
+const uint BOFF = BM * SAS4;
+const uint AB_WORDS = (BM + BN) * SAS4;
+const uint OUT_WORDS = WM * WN * TILE4;
+shared uvec4 sAB[AB_WORDS > OUT_WORDS ? AB_WORDS : OUT_WORDS];
 #ifdef VKQC_CM_INT
 shared int sZx[BM];                  // activation zero point of each row of the block
 #else
@@ -191,7 +195,7 @@ void main() {
   const uint m0 = gl_WorkGroupID.y * BM;
   const uint rbase = (sg / WN) * TM * LM;  // this subgroup's rows / columns within the block
   const uint cbase = (sg % WN) * TN * LN;
-  const uint obase = sg * TILE4;           // its tile of sOut
+  const uint obase = sg * TILE4;           // its 32-bit tile in sAB (outside the K loop)
 
 #ifdef VKQC_CM_INT
   for (uint r = tid; r < BM; r += NT) sZx[r] = act_zero_point(min(m0 + r, M - 1u));
@@ -205,11 +209,11 @@ void main() {
   [[unroll]] for (uint i = 0u; i < TM; ++i)
     [[unroll]] for (uint j = 0u; j < TN; ++j) accf[i][j] = F_T(0.0);
   // The index tile: component c of `idx` holds row * LN + column of component c of any F_T.
-  for (uint e = lane; e < LM * LN; e += SG) sOut[obase + e / 4u][e % 4u] = floatBitsToUint(float(e));
+  for (uint e = lane; e < LM * LN; e += SG) sAB[obase + e / 4u][e % 4u] = floatBitsToUint(float(e));
   subgroupMemoryBarrierShared();
   subgroupBarrier();
   F_T idx;
-  coopMatLoadNV(idx, sOut, obase, LN / 4u, false);
+  coopMatLoadNV(idx, sAB, obase, LN / 4u, false);
   subgroupBarrier();
 #endif
 
@@ -248,20 +252,20 @@ void main() {
     barrier();  // every subgroup is done with the previous step's shared tiles
     [[unroll]] for (uint i = 0u; i < A_PT; ++i) {
       const uint u = tid + i * NT;
-      if (u < A_UNITS) sA[(u / U4) * SAS4 + u % U4] = ra[i];
+      if (u < A_UNITS) sAB[(u / U4) * SAS4 + u % U4] = ra[i];
     }
     [[unroll]] for (uint i = 0u; i < B_PT; ++i) {
       const uint u = tid + i * NT;
       if (u >= B_UNITS) continue;
 #if defined(VKQC_CM_INT) && defined(VKQC_W4)
       const uint r = u / CPS, ch = u % CPS;
-      sB[r * SAS4 + ch * 2u] = rb[2u * i];
-      sB[r * SAS4 + ch * 2u + 1u] = rb[2u * i + 1u];
+      sAB[BOFF + r * SAS4 + ch * 2u] = rb[2u * i];
+      sAB[BOFF + r * SAS4 + ch * 2u + 1u] = rb[2u * i + 1u];
       const uint slot = (k0 / 32u + ch) % NSLOT;
       sWs[slot * BN + r] = rws[i];
       sSc[slot * BN + r] = rsc[i];
 #else
-      sB[(u / U4) * SAS4 + u % U4] = rb[i];
+      sAB[BOFF + (u / U4) * SAS4 + u % U4] = rb[i];
 #endif
     }
     barrier();
@@ -272,10 +276,10 @@ void main() {
     [[unroll]] for (uint s = 0u; s < SUB; ++s) {
       A_T a[TM];
       [[unroll]] for (uint i = 0u; i < TM; ++i)
-        coopMatLoadNV(a[i], sA, (rbase + i * LM) * SAS4 + s * LK4, SAS4, false);
+        coopMatLoadNV(a[i], sAB, (rbase + i * LM) * SAS4 + s * LK4, SAS4, false);
       [[unroll]] for (uint j = 0u; j < TN; ++j) {
         B_T b;
-        coopMatLoadNV(b, sB, (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
+        coopMatLoadNV(b, sAB, BOFF + (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
         [[unroll]] for (uint i = 0u; i < TM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
       }
 #if defined(VKQC_CM_INT) && defined(VKQC_W4)
@@ -301,13 +305,15 @@ void main() {
     }
   }
 
-  // Epilogue, one tile at a time through this subgroup's sOut tile.
+  // Epilogue, one tile at a time through this subgroup's tile of sAB, once every subgroup is done
+  // reading the last step's operands there.
+  barrier();
   [[unroll]] for (uint i = 0u; i < TM; ++i)
     [[unroll]] for (uint j = 0u; j < TN; ++j) {
 #if defined(VKQC_CM_INT) && defined(VKQC_W4)
-      coopMatStoreNV(accf[i][j], sOut, obase, LN / 4u, false);
+      coopMatStoreNV(accf[i][j], sAB, obase, LN / 4u, false);
 #else
-      coopMatStoreNV(acc[i][j], sOut, obase, LN / 4u, false);
+      coopMatStoreNV(acc[i][j], sAB, obase, LN / 4u, false);
 #endif
       subgroupMemoryBarrierShared();
       subgroupBarrier();
@@ -316,7 +322,7 @@ void main() {
       for (uint e = lane; e < TILE4; e += SG) {
         const uint r = e / (LN / 4u), c = (e % (LN / 4u)) * 4u, m = mt + r, n = nt + c;
         if (m >= M || n >= N) continue;
-        const uvec4 v = sOut[obase + e];
+        const uvec4 v = sAB[obase + e];
         uint word = 0u;
         [[unroll]] for (uint q = 0u; q < 4u; ++q)
           if (n + q < N) word |= requantize(finish(n + q, output_value(v[q], m, n + q, rt + r))) << (8u * q);
@@ -325,7 +331,7 @@ void main() {
 #else
       for (uint e = lane; e < LM * LN; e += SG) {
         const uint r = e / LN, m = mt + r, n = nt + e % LN;
-        if (m < M && n < N) y[m * N + n] = finish(n, output_value(sOut[obase + e / 4u][e % 4u], m, n, rt + r));
+        if (m < M && n < N) y[m * N + n] = finish(n, output_value(sAB[obase + e / 4u][e % 4u], m, n, rt + r));
       }
 #endif
       subgroupMemoryBarrierShared();

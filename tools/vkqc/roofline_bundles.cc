@@ -161,9 +161,9 @@ Result<RooflineBundle> BuildRooflineBundle(const RooflineBundleParams& p) {
     return out;
   }
   if (p.iters == 0) return InternalError("roofline: zero iterations");
-  const double ops = double(threads) * p.iters * kRooflineOpsPerIter;
-  const std::string what = std::to_string(p.groups) + " workgroups of " + std::to_string(kRooflineWorkgroupSize) +
-                           ", " + std::to_string(p.iters) + " iterations";
+  double ops = double(threads) * p.iters * kRooflineOpsPerIter;
+  std::string what = std::to_string(p.groups) + " workgroups of " + std::to_string(kRooflineWorkgroupSize) + ", " +
+                     std::to_string(p.iters) + " iterations";
   const PlanSlice result{SliceKind::Arena, 0, 0, out_bytes, true};
   uint32_t pipe = 0;
   std::vector<uint8_t> push;
@@ -174,31 +174,23 @@ Result<RooflineBundle> BuildRooflineBundle(const RooflineBundleParams& p) {
     if (p.subgroup == 0 || p.m == 0 || p.n == 0 || p.k == 0 || p.k % epw || (p.m * p.k) % epw || (p.k * p.n) % epw)
       return InternalError("roofline: cooperative-matrix shape " + std::to_string(p.m) + "x" + std::to_string(p.n) +
                            "x" + std::to_string(p.k) + " on subgroups of " + std::to_string(p.subgroup));
-    const double cm_ops = double(p.groups) * p.iters * kRooflineCoopMatChains * 2.0 * p.m * p.n * p.k;
+    ops = double(p.groups) * p.iters * kRooflineCoopMatChains * 2.0 * p.m * p.n * p.k;
     const struct {
       uint32_t seed, reserved0, reserved1, reserved2;
     } pc{0x2545F491u, 0, 0, 0};
+    push = Bytes(pc);
     std::vector<std::string> defs = {"VKQC_CM_KHR"};
     if (int8) defs.push_back("VKQC_CM_INT");
-    VKQC_ASSIGN_OR_RETURN(uint32_t pipe, b.Pipeline("roofline_coopmat.comp", defs, p.iters, sizeof pc, p.subgroup,
-                                                    {{2, p.m}, {3, p.n}, {4, p.k}}));
+    VKQC_ASSIGN_OR_RETURN(pipe, b.Pipeline("roofline_coopmat.comp", defs, p.iters, uint32_t(push.size()), p.subgroup,
+                                           {{2, p.m}, {3, p.n}, {4, p.k}}));
     PlanPipeline& pp = b.plan.pipelines[pipe];
     pp.coopmat = int8 ? PlanCoopMatShape{p.m, p.n, p.k, 3, 3, 5, 5} : PlanCoopMatShape{p.m, p.n, p.k, 0, 0, 1, 1};
     if (p.pin_subgroup) pp.required_subgroup_size = p.subgroup;
     pp.shared_memory_bytes = (2 * p.m * p.k + 4 * p.k * p.n) / epw * 4 + p.m * p.n * 4 + 4;
-    const std::string shape = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
-    const std::string what = std::to_string(p.groups) + " subgroups of " + std::to_string(p.subgroup) + ", " +
-                             std::to_string(p.iters) + " iterations of 8 MulAdds " + shape;
-    b.Dispatch(pipe, {result}, Bytes(pc), p.groups,
-               Layer("compute", int8 ? "roofline_coopmat_s8" : "roofline_coopmat_f16", what, uint64_t(cm_ops)));
-    b.prog.arena_size = out_bytes;
-    out.measured_layer = 0;
-    out.work = cm_ops;
-    out.out_tensor = "roofline.out";
-    VKQC_ASSIGN_OR_RETURN(out.bytes, b.Finish({{"roofline.out", 0, out_bytes, 0, 0}}));
-    return out;
-  }
-  if (p.kernel == RooflineKernel::IntDot) {
+    variant = int8 ? "roofline_coopmat_s8" : "roofline_coopmat_f16";
+    what = std::to_string(p.groups) + " subgroups of " + std::to_string(p.subgroup) + ", " + std::to_string(p.iters) +
+           " iterations of 8 MulAdds " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+  } else if (p.kernel == RooflineKernel::IntDot) {
     const struct {
       uint32_t seed, operand, reserved0, reserved1;
     } pc{0x2545F491u, 0x01FF7F80u, 0, 0};  // operand bytes 0x80, 0x7F, 0xFF, 0x01: -128, 127, -1, 1

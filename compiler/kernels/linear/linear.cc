@@ -30,7 +30,8 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
 uint32_t LinearChoice::SharedMemoryBytes() const {
   if (accum == Accum::CoopMat) {  // shaders/linear_coopmat.comp's shared arrays
     const uint32_t bm = CmBlockM(), bn = CmBlockN();
-    uint32_t b = (bm + bn) * (cm_bkw / 4 + 1) * 16 + cm_wm * cm_wn * cm_m * cm_n * 4;
+    // The operand rows and, after the K loop, the epilogue's per-subgroup tiles share one array.
+    uint32_t b = std::max((bm + bn) * (cm_bkw / 4 + 1) * 16, cm_wm * cm_wn * cm_m * cm_n * 4);
     if (cm_int8) b += bm * 4 + cm_nslot * bn * 8;
     return b;
   }

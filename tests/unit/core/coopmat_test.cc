@@ -206,26 +206,23 @@ TEST(CoopMatSelect, WhyNot) {
   LinearShape conv = q;
   conv.conv = true;
   EXPECT_EQ(SelectLinear(conv, hopper, {})->accum, Accum::IntDot);
-  // The quirk turns it off.
-  TargetProfile quirky = hopper;
+  // Where the profile says no: the tiled int-dot GEMM, and the reason names why.
+  auto expect_int_dot = [&](const TargetProfile& t, const std::string& why) {
+    auto c = SelectLinear(q, t, {});
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->accum, Accum::IntDot);
+    EXPECT_TRUE(Has(c->reason, why)) << c->reason;
+  };
+  TargetProfile quirky = hopper;  // the quirk turns it off
   quirky.quirks.push_back("coopmat_unreliable");
-  auto qk = SelectLinear(q, quirky, {});
-  ASSERT_TRUE(qk.ok());
-  EXPECT_EQ(qk->accum, Accum::IntDot);
-  EXPECT_TRUE(Has(qk->reason, "coopmat_unreliable")) << qk->reason;
+  expect_int_dot(quirky, "coopmat_unreliable");
   // No KHR extension: NV, which has no int8 types on NVIDIA; neither: none.
   TargetProfile nv_only = hopper;
   std::erase(nv_only.extensions, std::string("VK_KHR_cooperative_matrix"));
-  auto nvc = SelectLinear(q, nv_only, {});
-  ASSERT_TRUE(nvc.ok());
-  EXPECT_EQ(nvc->accum, Accum::IntDot);
-  EXPECT_TRUE(Has(nvc->reason, "NVIDIA lists no int8 types")) << nvc->reason;
+  expect_int_dot(nv_only, "NVIDIA lists no int8 types");
   TargetProfile none = nv_only;
   std::erase(none.extensions, std::string("VK_NV_cooperative_matrix"));
-  auto ko = SelectLinear(q, none, {});
-  ASSERT_TRUE(ko.ok());
-  EXPECT_EQ(ko->accum, Accum::IntDot);
-  EXPECT_TRUE(Has(ko->reason, "lacks VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix")) << ko->reason;
+  expect_int_dot(none, "lacks VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix");
   // Every other built-in: never for int8 (Ada lists only fp16 shapes, RDNA3 int8 only 16x16x16),
   // so fp16 with the opt-in on those two.
   for (const char* name : {"lavapipe", "android-baseline-2022", "android-16", "adreno-7xx", "mali-valhall",
