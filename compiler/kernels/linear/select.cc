@@ -87,13 +87,14 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // Defaults from bench/coopmat_sweep.sh on the H100 (4096x14336; bench/RESULTS.md):
   // int8 operands: 2x4 subgroups of 4x2 tiles, 32 words (128 int8) of K per step: 331 TOPS at
   // M=512, 281 at M=128 (16 words: 222, 196); int4 weights keep 16 words (their chunk slots need
-  // the shared memory). fp16 operands: 4x4 subgroups of 2x2 tiles, 16 words: 88 TFLOPS at M=512
-  // (2x4 of 4x2: 58).
+  // the shared memory). fp16 operands: 4x4 subgroups of 2x4 tiles (a 128x256 block), 16 words:
+  // 109 TFLOPS at M=512 (4x4 of 2x2: 88; 2x4 of 4x2: 58). Blocks of 128x256 for int8 were slower
+  // (191 us against 183).
   c.cm_wm = o.cm_wm ? o.cm_wm : int8 ? 2 : 4;
   c.cm_wn = o.cm_wn ? o.cm_wn : 4;
   const uint32_t tm_max = int8 ? 4 : 2;
   c.cm_tm = o.cm_tm ? o.cm_tm : std::min(tm_max, s.m <= 32 ? 1u : s.m <= 64 ? 2u : 4u);  // small M: short blocks
-  c.cm_tn = o.cm_tn ? o.cm_tn : 32 / c.cm_n;                                             // 32 columns per subgroup
+  c.cm_tn = o.cm_tn ? o.cm_tn : (int8 ? 32 : 64) / c.cm_n;  // 32 / 64 columns per subgroup
   c.cm_bkw = o.cm_bkw ? o.cm_bkw : int8 && !s.Int4() ? 32 : 16;  // 128 / 64 bytes of K per step
   const uint32_t lkw = c.cm_k / (int8 ? 4 : 2);                   // shared words per MulAdd
   if (c.cm_bkw % 4 || c.cm_bkw % lkw || lkw % 4)
