@@ -8,9 +8,10 @@
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 #include "linear_common.glslh"
 
-layout(constant_id = 13) const uint BK4 = 8;
+layout(constant_id = 13) const uint BK4 = 8;  // divides K4P
+layout(constant_id = 14) const uint RM = 4;   // rows per thread
 
-const uint RM = 4u, RN = 4u;
+const uint RN = 4u;
 const uint TX = gl_WorkGroupSize.x;
 const uint TY = gl_WorkGroupSize.y;
 const uint BM = TY * RM;

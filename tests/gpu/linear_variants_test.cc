@@ -24,6 +24,7 @@ struct Variant {
   Algo algo;
   const char* profile;  // null: the device under test (gpu_test::TestProfile())
   const char* expect;  // variant name expected in the bundle
+  uint32_t gemm_rm = 0, gemm_bk4 = 0;  // tiled GEMM shape override (0: selection's)
 };
 
 const TargetProfile& Profile(const std::string& name) {
@@ -41,7 +42,8 @@ const TargetProfile& Profile(const std::string& name) {
 void CheckCase(const Variant& v, int64_t m, int64_t k, int64_t n, bool bias, bool relu, uint32_t seed) {
   const std::string profile = v.profile ? v.profile : gpu_test::TestProfile();
   std::ostringstream where;
-  where << v.expect << " on " << profile << " M=" << m << " K=" << k << " N=" << n << " bias=" << bias
+  where << v.expect << (v.gemm_rm ? " rm=" + std::to_string(v.gemm_rm) + " bk4=" + std::to_string(v.gemm_bk4) : "")
+        << " on " << profile << " M=" << m << " K=" << k << " N=" << n << " bias=" << bias
         << " relu=" << relu;
   SCOPED_TRACE(where.str());
   LayerSpec l;
@@ -56,6 +58,8 @@ void CheckCase(const Variant& v, int64_t m, int64_t k, int64_t n, bool bias, boo
   CompileOptions o;
   o.select.force_accum = v.accum;
   o.select.force_algo = v.algo;
+  o.select.gemm_rm = v.gemm_rm;
+  o.select.gemm_bk4 = v.gemm_bk4;
   auto bundle = CompileGraph(g, Profile(profile), o, 0);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
 
@@ -132,6 +136,25 @@ INSTANTIATE_TEST_SUITE_P(All, LinearVariants,
                            return std::string(v.expect).substr(7) + "_M" + std::to_string(std::get<1>(info.param));
                          });
 
+// The tiled GEMM's other shapes (--gemm-shape RMxBK4): 8 rows per thread and 16 or 32 K words per
+// step, int dot and dequant, on ragged M, K (the step only where it divides the padded K: 1000
+// has 256 words, so 32 applies; 36 and 4 keep 8) and N.
+TEST(LinearVariantsGemmShapes, MatchReference) {
+  const Variant vs[] = {
+      {Accum::IntDot, Algo::Gemm, nullptr, "linear_q8ta_q8csw_dot_gemm", 8, 16},
+      {Accum::IntDot, Algo::Gemm, nullptr, "linear_q8ta_q8csw_dot_gemm", 8, 32},
+      {Accum::IntDot, Algo::Gemm, nullptr, "linear_q8ta_q8csw_dot_gemm", 4, 16},
+      {Accum::Dequant, Algo::Gemm, nullptr, "linear_q8ta_q8csw_dequant_gemm", 8, 16},
+  };
+  uint32_t seed = 301;
+  for (const auto& v : vs)
+    for (int64_t m : {3, 17, 129})
+      for (auto [k, n] : {std::pair<int64_t, int64_t>{36, 13}, {1000, 100}, {2048, 203}}) {
+        const uint32_t s = seed++;
+        CheckCase(v, m, k, n, s % 2 == 0, s % 3 == 0, s);
+      }
+}
+
 // Other reduction paths and limits: android-baseline-2022 (128 invocations, 16 KiB shared,
 // shared-memory tree reduction, no int dot) and android-16 (int dot without subgroup pinning).
 TEST(LinearVariantsOtherProfiles, BaselineAndAndroid16) {
@@ -144,8 +167,10 @@ TEST(LinearVariantsOtherProfiles, BaselineAndAndroid16) {
   uint32_t seed = 77;
   for (const auto& v : vs)
     for (int64_t m : {1, 3, 17})
-      for (auto [k, n] : {std::pair<int64_t, int64_t>{36, 13}, {1000, 100}, {2048, 2048}})
-        CheckCase(v, m, k, n, seed % 2 == 0, seed % 3 == 0, seed++);
+      for (auto [k, n] : {std::pair<int64_t, int64_t>{36, 13}, {1000, 100}, {2048, 2048}}) {
+        const uint32_t s = seed++;
+        CheckCase(v, m, k, n, s % 2 == 0, s % 3 == 0, s);
+      }
 }
 
 // Weight-only layers (float activations) take the dequant path on every target.

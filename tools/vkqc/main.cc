@@ -35,12 +35,13 @@ commands:
   import  GRAPH.json -o MODEL.vkqg           JSON graph + safetensors weights -> .vkqg
   compile MODEL.vkqg|GRAPH.json --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant|cm]
-          [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW]]
+          [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW]] [--gemm-shape RMxBK4]
           [--gemv-max-m N] [--force-conv im2col|direct] [--keep-intermediates]
           cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for
           float ones); --no-coopmat: never chosen on its own; --allow-fp16: float layers may use
           it with fp16 operands; --coopmat-nv: VK_NV_cooperative_matrix even where the target
-          has VK_KHR_cooperative_matrix; --coopmat-tile: subgroups and matrix tiles per workgroup
+          has VK_KHR_cooperative_matrix; --coopmat-tile: subgroups and matrix tiles per workgroup;
+          --gemm-shape: the tiled GEMM's rows per thread (4, 8) and K words per step (8, 16, ...)
   inspect OUT.vkqb                           per layer: variant and why, tiles, bytes; memory plan
   inspect MODEL.vkqg|GRAPH.json --target T [--tokens N,...] [--force-...]
                                              the same, compiled in memory
@@ -85,7 +86,7 @@ bool IsSwitch(const std::string& k) {
 }
 bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                                  "--coopmat-tile",
+                                  "--coopmat-tile", "--gemm-shape",
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline"};
   for (const char* v : kValued)
@@ -226,6 +227,16 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     o.select.cm_tn = v[3];
     if (v.size() == 5) o.select.cm_bkw = v[4];
   }
+  if (a.Has("--gemm-shape")) {  // RMxBK4: rows per thread x K words per step of the tiled GEMM
+    const std::string t = a.Get("--gemm-shape");
+    const size_t x = t.find('x');
+    if (x == std::string::npos) return UserError("--gemm-shape must be RMxBK4 (e.g. 8x16), not '" + t + "'");
+    VKQC_ASSIGN_OR_RETURN(int64_t rm, ParseInt(t.substr(0, x), "--gemm-shape"));
+    VKQC_ASSIGN_OR_RETURN(int64_t bk, ParseInt(t.substr(x + 1), "--gemm-shape"));
+    if (rm < 1 || rm > 64 || bk < 1 || bk > 64) return UserError("--gemm-shape: numbers in 1..64");
+    o.select.gemm_rm = uint32_t(rm);
+    o.select.gemm_bk4 = uint32_t(bk);
+  }
   if (a.Has("--force-conv")) {
     const std::string k = a.Get("--force-conv");
     if (k == "im2col") o.conv.force = conv::ConvAlgo::Im2col;
@@ -265,7 +276,7 @@ Status CmdImport(const Args& a) {
 
 Status CmdCompile(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"}));
+                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
     return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
   VKQC_ASSIGN_OR_RETURN(auto bytes, CompileFromArgs(a, a.pos[0]));
@@ -368,7 +379,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 
 Status CmdInspect(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"}));
+                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL.vkqg --target T");
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {

@@ -156,6 +156,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     d.shader.source = "linear_gemm.comp";
     d.spec.insert(d.spec.begin(), {{0, c.tx}, {1, c.ty}});
     d.spec.push_back({13, c.bk4});
+    d.spec.push_back({14, c.rm});
     d.local_size[0] = c.tx;
     d.local_size[1] = c.ty;
     d.local_size[2] = 1;

@@ -48,6 +48,9 @@ struct SelectOptions {
   // Cooperative-matrix tile override (tuning): subgroups wm x wn, tiles per subgroup tm x tn,
   // K words per step; 0 = chosen by selection.
   uint32_t cm_wm = 0, cm_wn = 0, cm_tm = 0, cm_tn = 0, cm_bkw = 0;
+  // Tiled GEMM override (tuning): rows per thread (4 or 8) and packed K words per step (a
+  // multiple of 8 dividing the layer's padded K); 0 = chosen by selection.
+  uint32_t gemm_rm = 0, gemm_bk4 = 0;
 };
 constexpr uint32_t kDefaultGemvMaxM = 8;
 

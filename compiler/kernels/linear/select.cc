@@ -232,6 +232,16 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     c.rm = 4;
     c.rn = 4;
     c.bk4 = kKWordAlign;
+    if (o.gemm_rm) {
+      if (o.gemm_rm != 4 && o.gemm_rm != 8) return UserError("GEMM rows per thread must be 4 or 8");
+      c.rm = o.gemm_rm;
+    }
+    if (o.gemm_bk4) {
+      const uint32_t k4p = PackedK4(s.k);  // the shader's K loop runs over the padded activation words
+      if (o.gemm_bk4 % kKWordAlign || o.gemm_bk4 > 64)
+        return UserError("GEMM K step of " + std::to_string(o.gemm_bk4) + " words: a multiple of 8 up to 64 needed");
+      if (k4p % o.gemm_bk4 == 0) c.bk4 = o.gemm_bk4;  // else the step must divide the padded K
+    }
     // Few 64x64 tiles leave most of a large GPU idle while each workgroup walks all of K:
     // use 32x32 tiles (8x8 threads) so four times as many workgroups hide the latency.
     const int64_t tiles64 = ((s.m + 63) / 64) * ((s.n + 63) / 64);
