@@ -335,5 +335,22 @@ TEST(Int4, LargeTileGemm) {
       Check({w, ir::Scheme::DQ8CA, false, false, acc, Algo::Gemm}, 520, 64, 1030, 32, seed++);
 }
 
+// A profile's gemm_rows_int4 = 8 (as nvidia-hopper): the int4 tiled GEMM with 8 rows per thread
+// (128-row blocks), int dot and dequant, symmetric and asymmetric weights, ragged M and N.
+TEST(Int4, EightRowsPerThreadGemm) {
+  auto p = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  TargetProfile eight = *p;
+  eight.gemm_rows_int4 = 8;
+  g_profile_override = &eight;
+  uint32_t seed = 950;
+  for (ir::Scheme w : {ir::Scheme::Q4GSW, ir::Scheme::Q4GAW})
+    for (Accum acc : {Accum::IntDot, Accum::Dequant})
+      for (auto [m, n] : {std::pair<int64_t, int64_t>{17, 13}, {129, 203}})
+        Check({w, acc == Accum::IntDot ? ir::Scheme::DQ8CA : ir::Scheme::Float, false, false, acc, Algo::Gemm}, m,
+              1024, n, 128, seed++);
+  g_profile_override = nullptr;
+}
+
 }  // namespace
 }  // namespace vkqc

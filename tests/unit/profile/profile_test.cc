@@ -55,7 +55,7 @@ std::string ParseError(const std::string& doc, const std::string& sidecar = "", 
 
 // Every field of TargetProfile. If this fails, TargetProfile changed: update ExpectSame and
 // WriteProfileJson/ParseProfileJson for the new field.
-static_assert(sizeof(TargetProfile) == 440, "TargetProfile changed: update ExpectSame and the (de)serializer");
+static_assert(sizeof(TargetProfile) == 448, "TargetProfile changed: update ExpectSame and the (de)serializer");
 
 void ExpectSameRoofline(const Roofline& a, const Roofline& b) {
   EXPECT_EQ(a.device, b.device);
@@ -115,6 +115,7 @@ void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
   EXPECT_EQ(a.quirks, b.quirks);
   EXPECT_EQ(a.gemv_max_m, b.gemv_max_m);
   EXPECT_EQ(a.coopmat_gemv_max_m, b.coopmat_gemv_max_m);
+  EXPECT_EQ(a.gemm_rows_int4, b.gemm_rows_int4);
   EXPECT_EQ(a.conv_im2col_min_channels, b.conv_im2col_min_channels);
   EXPECT_EQ(a.conv_im2col_max_pixels, b.conv_im2col_max_pixels);
   EXPECT_EQ(a.gemv_threads, b.gemv_threads);
@@ -514,6 +515,7 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
   p.quirks = {"quirk_b", "quirk_a"};
   p.gemv_max_m = 7;
   p.coopmat_gemv_max_m = 2;
+  p.gemm_rows_int4 = 8;
   p.gemv_threads = 64;
   p.gemv_channels = 8;
   p.gemv_unroll = 2;
