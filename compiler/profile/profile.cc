@@ -848,6 +848,8 @@ Result<std::string> SetSidecarTuning(const std::string& sidecar_json, const std:
   j["gemv_channels"] = t.gemv_channels;
   j["gemv_unroll"] = t.gemv_unroll;
   j["gemm_tile"] = t.gemm_tile;
+  j["gemm_rows_int4"] = t.gemm_rows_int4;
+  j["coopmat_gemv_max_m"] = t.coopmat_gemv_max_m;
   return Dump(j);
 }
 

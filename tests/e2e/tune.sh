@@ -18,7 +18,8 @@ MINE=$WORK/mine.json
 SIDE=$WORK/mine.vkqc.json
 expect_writes "probe -o mine.json" "$MINE" probe -o "$MINE"
 expect_ok "tune --quick -o mine.vkqc.json" tune --quick --min-ms 1 --validation -o "$SIDE"
-if out_has "GEMV" && out_has "tiled GEMM" && out_has "GEMV vs tiled GEMM" && out_has "wrote the tuning" && ! err_has "validation"; then
+if out_has "GEMV" && out_has "tiled GEMM" && out_has "int4 tiled GEMM rows per thread" && out_has "GEMV vs tiled GEMM" &&
+   out_has "no int8 cooperative-matrix GEMM on this device" && out_has "wrote the tuning" && ! err_has "validation"; then
   ok "tune prints the three sweeps and writes the sidecar, no validation message"
 else
   fail "tune prints the three sweeps and writes the sidecar, no validation message" "$(last_run_report)"
@@ -28,7 +29,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 ok = (d.get("profile") and "quirks" in d and d.get("gemv_max_m", 0) >= 1
       and d.get("gemv_threads") in (0, 32, 128) and d.get("gemv_channels") in (0, 2, 4) and d.get("gemv_unroll") in (0, 1, 2)
-      and d.get("gemm_tile") in (0, 32, 64))
+      and d.get("gemm_tile") in (0, 32, 64) and d.get("gemm_rows_int4") in (0, 8)
+      and d.get("coopmat_gemv_max_m") == 0)  # lavapipe has no cooperative matrix
 sys.exit(0 if ok else "unexpected tuning members: %r" % d)
 PY
 )

@@ -124,6 +124,7 @@ Status RunTune(const TuneOptions& o) {
   const std::string& existing = target.existing_sidecar;
   TargetProfile base = target.profile;
   base.gemv_threads = base.gemv_channels = base.gemv_unroll = base.gemm_tile = base.gemv_max_m = 0;
+  base.gemm_rows_int4 = base.coopmat_gemv_max_m = 0;
   const bool quick = o.quick || facts.is_cpu;
   std::printf("device: %s (%s), driver %s%s\n", facts.device_name.c_str(), facts.type.c_str(), facts.driver.c_str(),
               quick ? "; quick sweep on small layers" : "");
@@ -137,7 +138,7 @@ Status RunTune(const TuneOptions& o) {
                                  {2048, 8192, q4, dq, "dq8ca x q4gsw"},
                                  {4096, 4096, q8, ta, "q8ta x q8csw"}};
   const std::vector<Layer> prefill =
-      quick ? std::vector<Layer>{{256, 256, q8, ta, "q8ta x q8csw"}}
+      quick ? std::vector<Layer>{{256, 256, q8, ta, "q8ta x q8csw"}, {256, 256, q4, dq, "dq8ca x q4gsw"}}
             : std::vector<Layer>{{4096, 4096, q8, ta, "q8ta x q8csw"}, {4096, 14336, q4, dq, "dq8ca x q4gsw"}};
   Tuner tuner(o.device, o.validation, o.min_ms);
 
@@ -166,7 +167,22 @@ Status RunTune(const TuneOptions& o) {
     tuned.gemv_threads = tuned.gemv_channels = tuned.gemv_unroll = 0;
   }
 
-  // 2. GEMM tile at prefill sizes.
+  // Whether the GEMM of a layer is the int8 cooperative matrix on this device.
+  auto coopmat_gemm = [&](const Layer& l, int64_t m) {
+    linear::LinearShape shape;
+    shape.m = m;
+    shape.k = l.k;
+    shape.n = l.n;
+    shape.weights = l.weights;
+    shape.act = l.act;
+    shape.group_size = l.weights == q8 ? 0 : 32;
+    linear::SelectOptions so;
+    so.force_algo = Algo::Gemm;
+    auto c = linear::SelectLinear(shape, tuned, so);
+    return c.ok() && c->accum == linear::Accum::CoopMat;
+  };
+
+  // 2. GEMM tile at prefill sizes, on the layers whose GEMM is the tiled one.
   std::vector<Candidate> gemm;
   gemm.push_back({tuned, "default (automatic)", 0, {}});
   for (uint32_t tile : {32u, 64u}) {
@@ -175,28 +191,63 @@ Status RunTune(const TuneOptions& o) {
     gemm.push_back(std::move(c));
   }
   const int64_t m_prefill = quick ? 64 : 512;
-  VKQC_TRY(Sweep(tuner, gemm, prefill, m_prefill, Algo::Gemm));
-  PrintRanking("tiled GEMM", gemm, prefill, m_prefill);
+  std::vector<Layer> prefill_tiled;
+  for (const Layer& l : prefill)
+    if (!coopmat_gemm(l, m_prefill)) prefill_tiled.push_back(l);
+  VKQC_TRY(Sweep(tuner, gemm, prefill_tiled, m_prefill, Algo::Gemm));
+  PrintRanking("tiled GEMM", gemm, prefill_tiled, m_prefill);
   tuned.gemm_tile = Best(gemm).p.gemm_tile;
 
-  // 3. GEMV/GEMM threshold: the largest M up to which the GEMV is at least as fast at every
-  // measured size (summed over the decode layers).
-  std::printf("\nGEMV vs tiled GEMM (us, summed over the decode layers)\n%6s %12s %12s\n", "M", "GEMV", "GEMM");
-  uint32_t threshold = 1;
-  bool gemv_still_wins = true;
-  for (int64_t m : quick ? std::vector<int64_t>{2, 8, 32} : std::vector<int64_t>{2, 4, 8, 16, 32, 64}) {
-    double tv = 0, tg = 0;
-    for (const Layer& l : decode) {
-      VKQC_ASSIGN_OR_RETURN(double a, tuner.Time(tuned, l, m, Algo::Gemv));
-      VKQC_ASSIGN_OR_RETURN(double b, tuner.Time(tuned, l, m, Algo::Gemm));
-      tv += a;
-      tg += b;
+  // 2b. Rows per thread of the int4 tiled GEMM (4 or 8) on the int4 prefill layers.
+  std::vector<Layer> prefill4;
+  for (const Layer& l : prefill)
+    if (l.weights == q4) prefill4.push_back(l);
+  std::vector<Candidate> rows;
+  rows.push_back({tuned, "4 rows per thread (default)", 0, {}});
+  rows.push_back({tuned, "8 rows per thread", 0, {}});
+  rows[1].p.gemm_rows_int4 = 8;
+  VKQC_TRY(Sweep(tuner, rows, prefill4, m_prefill, Algo::Gemm));
+  PrintRanking("int4 tiled GEMM rows per thread", rows, prefill4, m_prefill);
+  tuned.gemm_rows_int4 = Best(rows).p.gemm_rows_int4;
+
+  // 3. GEMV/GEMM thresholds: the largest M up to which the GEMV is at least as fast at every
+  // measured size, summed over the layers: the tiled GEMM (decode layers whose GEMM is not the
+  // int8 cooperative matrix), and the int8 cooperative matrix (those whose GEMM is).
+  auto threshold = [&](const char* what, const std::vector<Layer>& layers, const std::vector<int64_t>& ms)
+      -> Result<uint32_t> {
+    std::printf("\nGEMV vs %s (us, summed over %zu decode layer(s))\n%6s %12s %12s\n", what, layers.size(), "M",
+                "GEMV", "GEMM");
+    uint32_t t = 1;
+    bool gemv_still_wins = true;
+    for (int64_t m : ms) {
+      double tv = 0, tg = 0;
+      for (const Layer& l : layers) {
+        VKQC_ASSIGN_OR_RETURN(double a, tuner.Time(tuned, l, m, Algo::Gemv));
+        VKQC_ASSIGN_OR_RETURN(double b, tuner.Time(tuned, l, m, Algo::Gemm));
+        tv += a;
+        tg += b;
+      }
+      std::printf("%6lld %12.2f %12.2f%s\n", (long long)m, tv / 1e3, tg / 1e3, tv <= tg ? "  GEMV" : "  GEMM");
+      if (gemv_still_wins && tv <= tg) t = uint32_t(m);
+      else gemv_still_wins = false;
     }
-    std::printf("%6lld %12.2f %12.2f%s\n", (long long)m, tv / 1e3, tg / 1e3, tv <= tg ? "  GEMV" : "  GEMM");
-    if (gemv_still_wins && tv <= tg) threshold = uint32_t(m);
-    else gemv_still_wins = false;
+    return t;
+  };
+  std::vector<Layer> tiled, coop;
+  for (const Layer& l : decode) (coopmat_gemm(l, 64) ? coop : tiled).push_back(l);
+  if (!tiled.empty()) {
+    VKQC_ASSIGN_OR_RETURN(tuned.gemv_max_m,
+                          threshold("tiled GEMM", tiled,
+                                    quick ? std::vector<int64_t>{2, 8, 32} : std::vector<int64_t>{2, 4, 8, 16, 32, 64}));
   }
-  tuned.gemv_max_m = threshold;
+  // The cooperative-matrix threshold on wide int8 layers (the selection scales it for narrow ones).
+  const std::vector<Layer> wide8 = {{4096, 14336, q8, ta, "q8ta x q8csw"}};
+  if (!quick && coopmat_gemm(wide8[0], 64)) {
+    VKQC_ASSIGN_OR_RETURN(tuned.coopmat_gemv_max_m,
+                          threshold("the int8 cooperative matrix", wide8, std::vector<int64_t>{2, 3, 4, 6, 8, 16}));
+  } else {
+    std::printf("\nno int8 cooperative-matrix GEMM on this device%s: coopmat_gemv_max_m 0\n", quick ? " (or a quick sweep)" : "");
+  }
 
   // Drift check: the default GEMV measured again at the end.
   double again = 0;
@@ -209,8 +260,9 @@ Status RunTune(const TuneOptions& o) {
   std::printf("\ndrift check: the default GEMV took %.2f us (sum over the decode layers) first, %.2f us last\n",
               first / 1e3, again / 1e3);
   std::printf("\ntuned: gemv_threads %u, gemv_channels %u, gemv_unroll %u (0 = the compiler's default), gemm_tile %u "
-              "(0 = automatic), gemv_max_m %u\n",
-              tuned.gemv_threads, tuned.gemv_channels, tuned.gemv_unroll, tuned.gemm_tile, tuned.gemv_max_m);
+              "(0 = automatic), gemm_rows_int4 %u, gemv_max_m %u, coopmat_gemv_max_m %u\n",
+              tuned.gemv_threads, tuned.gemv_channels, tuned.gemv_unroll, tuned.gemm_tile, tuned.gemm_rows_int4,
+              tuned.gemv_max_m, tuned.coopmat_gemv_max_m);
   const size_t nval = s.validation.size() + tuner.validation_messages().size();
   if (nval) return UserError(std::to_string(nval) + " validation message(s) (see above); nothing written");
   if (!o.out.empty()) {
