@@ -19,7 +19,8 @@
 //                int4 (GS a multiple of LK): one int32 accumulator per group, folded into fp32
 //                at the group's end as (acc - zp_x * sum_g(w - zp_w)) * s_w[n][g]; both terms
 //                are integers below 2^24, so the subtraction is exact before the one rounding.
-//   otherwise    x is float: A = fp16(x), B = fp16(s_w * (w - zp_w)), fp32 accumulation.
+//   otherwise    x is fp16 rows (convert_f16.comp, once per layer): A = fp16(x),
+//                B = fp16(s_w * (w - zp_w)), fp32 accumulation.
 //                fp16 rounding of both operands: the looser tolerance of an fp16 variant.
 // The per-element fold of int4 needs each accumulator component's (row, column), which the
 // extension leaves to the implementation: an index tile (value = row * LN + column) is loaded
@@ -85,9 +86,9 @@ shared uvec4 sAB[AB_WORDS > OUT_WORDS ? AB_WORDS : OUT_WORDS];
 #ifdef VKQC_CM_INT
 shared int sZx[BM];                  // activation zero point of each row of the block
 #else
-// A 16-byte view of the float activations (binding 0 again): K a multiple of 8 makes every
-// 8-value unit two aligned vec4 (the slice offset is at least 16-byte aligned).
-layout(std430, binding = 0) readonly buffer XV { vec4 xv4[]; };
+// The activations as fp16 rows of K4P / 2 uvec4 (8 halves each, zero padded), converted once per
+// layer by convert_f16.comp: binding 0 holds those, not the float tensor.
+layout(std430, binding = 0) readonly buffer XH { uvec4 xh4[]; };
 #endif
 
 #if defined(VKQC_CM_INT) && defined(VKQC_W4)
@@ -113,17 +114,8 @@ uvec4 load_a(uint m0, uint u, uint k0) {
   const uint k4 = k0 / 4u + c * 4u;  // activation word (a multiple of 4)
   return (m < M && k4 < K4P) ? xq4[(m * K4P + k4) >> 2] : uvec4(0u);
 #else
-  const uint k = k0 + c * 8u;        // 8 values -> 8 halves
-  if (K % 8u == 0u) {                // the unit is inside K or wholly beyond it
-    if (m >= M || k >= K) return uvec4(0u);
-    const uint i4 = (m * K + k) >> 2;
-    const vec4 a = xv4[i4], b = xv4[i4 + 1u];
-    return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
-  }
-  float v[8];
-  [[unroll]] for (uint j = 0u; j < 8u; ++j) v[j] = (m < M && k + j < K) ? x[m * K + k + j] : 0.0;
-  return uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),
-               packHalf2x16(vec2(v[4], v[5])), packHalf2x16(vec2(v[6], v[7])));
+  const uint k = k0 + c * 8u;        // 8 halves, converted by convert_f16.comp
+  return (m < M && k < K) ? xh4[m * (K4P / 2u) + k / 8u] : uvec4(0u);
 #endif
 }
 

@@ -428,6 +428,19 @@ class Compiler {
       return quantized.emplace(key.str(), std::make_pair(xq, params)).first->second;
     };
 
+    // fp16 rows of a float activation for the fp16 cooperative-matrix GEMM, shared like the
+    // quantized ones.
+    std::map<int, int> halves;
+    auto halves_shared = [&](int t, int64_t m, int64_t k, uint32_t l, std::string* note) {
+      if (auto it = halves.find(t); it != halves.end()) {
+        *note = "; reuses the fp16 rows of an earlier layer";
+        return it->second;
+      }
+      const int xh = add_vb(SliceKind::Arena, 0, uint64_t(m) * linear::PackedK4(k) * 8, g_.tensors[t].name + ".f16");
+      dispatch(linear::HalfDispatch(m, k, p_), {rd(t), {xh, 0, 0, true}}, l);
+      return halves.emplace(t, xh).first->second;
+    };
+
     for (size_t i = 0; i < g_.ops.size(); ++i) {
       const ir::Op& op = g_.ops[i];
       const uint32_t l = layer(op.name, ir::OpTypeName(op.type), int32_t(i));
@@ -703,6 +716,8 @@ class Compiler {
                                        &quant_note);
         x = {q.first, 0, 0, false};
         row_params = q.second;
+      } else if (choice.accum == linear::Accum::CoopMat && !shape.x_int8) {
+        x = {halves_shared(op.inputs[0], shape.m, shape.k, l, &quant_note), 0, 0, false};
       }
       const auto ld = linear::LinearDispatch(shape, choice, c.layout, lc, p_);
       std::vector<Bind> binds{x, {-1, c.offset, c.size, false}, wr(op.outputs[0])};

@@ -96,6 +96,19 @@ DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scal
   return d;
 }
 
+DispatchParams HalfDispatch(int64_t m, int64_t k, const TargetProfile& p) {
+  DispatchParams d;
+  d.shader = {"convert_f16.comp", {}};
+  const uint32_t local = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  const uint32_t k4p = PackedK4(k);
+  d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
+  d.local_size[0] = local;
+  d.local_size[1] = d.local_size[2] = 1;
+  SplitGroups(Ceil(m * (k4p / 2), local), p.max_compute_work_group_count[0], d.group_count);
+  d.group_count[2] = 1;
+  return d;
+}
+
 DispatchParams RepackDispatch(bool to_packed, int64_t m, int64_t k, const TargetProfile& p) {
   DispatchParams d;
   d.shader = {"repack_i8.comp", {}};

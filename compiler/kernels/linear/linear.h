@@ -170,6 +170,9 @@ struct DispatchParams {
 // [M] x {f32 scale, i32 zp} buffer (the dispatch's third binding).
 DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scale, int32_t zero_point,
                                 const TargetProfile& profile);
+// fp16 activation rows for the fp16 cooperative-matrix GEMM: x float [M,K] -> [M][K4P / 2] uvec4
+// of halves (K zero padded), shaders/convert_f16.comp.
+DispatchParams HalfDispatch(int64_t m, int64_t k, const TargetProfile& profile);
 // The linear dispatch itself.
 struct LinearConsts {
   float act_scale = 1.0f;
