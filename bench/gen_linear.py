@@ -3,6 +3,7 @@
 
 usage: gen_linear.py DIR K N ACT [WEIGHTS [GROUP]]
   ACT      q8ta | dq8ca | float        (how the float input is quantized; float = weight-only)
+           i8                          (the input is already int8, per tensor: no quantize pass)
   WEIGHTS  q8csw (default) | q4gsw | q4gaw;  GROUP: int4 group size (default 32)
 Weights are random (os.urandom), scales 1/(64*sqrt(K)) (int8) or 1/(8*sqrt(K)) (int4), a bias,
 a symbolic token dimension, so `vkqc compile --tokens 1,8,128,512` builds every size at once.
@@ -12,7 +13,7 @@ import json, os, struct, sys
 out, k, n, act = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 wq = sys.argv[5] if len(sys.argv) > 5 else "q8csw"
 gs = int(sys.argv[6]) if len(sys.argv) > 6 else 32
-if act not in ("q8ta", "dq8ca", "float") or wq not in ("q8csw", "q4gsw", "q4gaw"):
+if act not in ("q8ta", "dq8ca", "float", "i8") or wq not in ("q8csw", "q4gsw", "q4gaw"):
     sys.exit(__doc__)
 os.makedirs(out, exist_ok=True)
 if wq == "q8csw":
@@ -40,18 +41,21 @@ with open(os.path.join(out, "weights.safetensors"), "wb") as f:
     for _, _, _, data in entries:
         f.write(data)
 quant = {"q8ta": {"scheme": "q8ta", "scale": 0.02, "zero_point": 0}, "dq8ca": {"scheme": "dq8ca"},
-         "float": {"scheme": "float"}}[act]
+         "float": {"scheme": "float"}, "i8": None}[act]
+x = {"name": "x", "shape": ["tokens", k]}
+if act == "i8":
+    x.update({"dtype": "i8", "quant": {"scheme": "q8ta", "scale": 0.02, "zero_point": 3}})
 graph = {
     "format": "vkqc-graph", "version": 1, "weights": "weights.safetensors",
     "inputs": ["x"], "outputs": ["y"],
     "tensors": [
-        {"name": "x", "shape": ["tokens", k]},
+        x,
         wt,
         {"name": "b", "shape": [n], "data": "b"},
         {"name": "y", "shape": ["tokens", n]},
     ],
-    "ops": [{"type": "linear", "name": f"linear_{k}x{n}", "inputs": ["x", "w", "b"], "outputs": ["y"],
-             "input_quant": quant}],
+    "ops": [dict({"type": "linear", "name": f"linear_{k}x{n}", "inputs": ["x", "w", "b"], "outputs": ["y"]},
+                 **({"input_quant": quant} if quant else {}))],
 }
 with open(os.path.join(out, "graph.json"), "w") as f:
     json.dump(graph, f, indent=1)

@@ -4,16 +4,34 @@
 // choose_qparams_per_token_asymmetric does (bit for bit equal to the CPU reference: divisions
 // are correctly rounded, nothing is contracted), writes them to params[m] = {scale, zp}, and
 // quantizes the row into packed int8 words [M][K4P] (padding bytes zero).
+//
+// At decode sizes this dispatch sits between two layers on the critical path, so it is built
+// for latency: every thread issues all loads of its RV words at once and keeps the values in
+// registers (the row is read once); the min/max reduction is subgroupMin/Max, one barrier and a
+// subgroupMin/Max over the subgroups' partials (VKQC_SUBGROUP; else a shared-memory tree); one
+// thread derives the parameters (div_rn: a float estimate corrected with integer remainders)
+// and, after a second barrier, every thread quantizes from its registers. VKQC_VEC4 (K a
+// multiple of 4): the row is read as vec4.
 #include "common.glslh"
+#ifdef VKQC_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 
 layout(local_size_x_id = 0) in;   // T, a power of two
 layout(constant_id = 1) const uint M = 1;
 layout(constant_id = 2) const uint K = 4;
 layout(constant_id = 3) const uint K4P = 8;
+layout(constant_id = 4) const uint RV = 1;  // ceil(KV / T): words of the row per thread
 
 const uint T = gl_WorkGroupSize.x;
+const uint KV = (K + 3u) / 4u;  // words holding real values
 
+#ifdef VKQC_VEC4
+layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };
+#else
 layout(std430, binding = 0) readonly buffer X { float x[]; };
+#endif
 layout(std430, binding = 1) writeonly buffer Q { uint q[]; };
 layout(std430, binding = 2) writeonly buffer P { RowParams params[]; };
 
@@ -26,12 +44,37 @@ void main() {
   const uint t = gl_LocalInvocationID.x;
   const uint m = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (m >= M) return;  // uniform across the workgroup
-  float lo = 0.0, hi = 0.0;  // min' = min(min(x), 0), max' = max(max(x), 0)
-  for (uint k = t; k < K; k += T) {
-    const float v = x[m * K + k];
-    lo = min(lo, v);
-    hi = max(hi, v);
+  vec4 v[RV];  // word w = t + j*T of the row: K values 4w..4w+3, zero past K
+  for (uint j = 0u; j < RV; ++j) {
+    const uint w = t + j * T;
+#ifdef VKQC_VEC4
+    v[j] = w < KV ? x4[m * KV + w] : vec4(0.0);
+#else
+    for (uint b = 0u; b < 4u; ++b) v[j][b] = 4u * w + b < K ? x[m * K + 4u * w + b] : 0.0;
+#endif
   }
+  float lo = 0.0, hi = 0.0;  // min' = min(min(x), 0), max' = max(max(x), 0); zeros past K are harmless
+  for (uint j = 0u; j < RV; ++j) {
+    lo = min(lo, min(min(v[j].x, v[j].y), min(v[j].z, v[j].w)));
+    hi = max(hi, max(max(v[j].x, v[j].y), max(v[j].z, v[j].w)));
+  }
+#ifdef VKQC_SUBGROUP
+  lo = subgroupMin(lo);
+  hi = subgroupMax(hi);
+  if (subgroupElect()) {
+    smin[gl_SubgroupID] = lo;
+    smax[gl_SubgroupID] = hi;
+  }
+  barrier();
+  if (gl_SubgroupID == 0u) {  // the first subgroup folds the subgroups' partials
+    for (uint g = gl_SubgroupInvocationID; g < gl_NumSubgroups; g += gl_SubgroupSize) {
+      lo = min(lo, smin[g]);
+      hi = max(hi, smax[g]);
+    }
+    lo = subgroupMin(lo);
+    hi = subgroupMax(hi);
+  }
+#else
   smin[t] = lo;
   smax[t] = hi;
   barrier();
@@ -42,11 +85,18 @@ void main() {
     }
     barrier();
   }
-  if (t == 0u) {
-    const float mn = smin[0], mx = smax[0];
-    precise float range = mx - mn;
+  lo = smin[0];
+  hi = smax[0];
+#endif
+#ifdef VKQC_SUBGROUP
+  const bool leader = gl_SubgroupID == 0u && gl_SubgroupInvocationID == 0u;  // holds the row's min/max
+#else
+  const bool leader = t == 0u;
+#endif
+  if (leader) {
+    precise float range = hi - lo;
     const float scale = max(div_rn(range, 255.0), 1.1920928955078125e-7);  // FLT_EPSILON
-    const float dmin = div_rn(mn, scale), dmax = div_rn(mx, scale);
+    const float dmin = div_rn(lo, scale), dmax = div_rn(hi, scale);
     precise float err_min = -128.0 + dmin;
     precise float err_max = 127.0 + dmax;
     precise float both = err_min + err_max;
@@ -54,19 +104,22 @@ void main() {
     precise float zp_max = 127.0 - dmax;
     const float zpf = both > 0.0 ? zp_min : zp_max;
     const int zp = int(clamp(roundEven(zpf), -128.0, 127.0));
+    params[m] = RowParams(scale, zp);
     s_inv_scale = div_rn(1.0, scale);
     s_zp = zp;
-    params[m] = RowParams(scale, zp);
   }
   barrier();
   const float inv = s_inv_scale;
   const int zp = s_zp;
-  for (uint w = t; w < K4P; w += T) {
-    uint word = 0u;
-    for (uint b = 0u; b < 4u; ++b) {
-      const uint k = w * 4u + b;
-      if (k < K) word |= quantize_byte(x[m * K + k], inv, zp) << (8u * b);
+  for (uint j = 0u; j < RV; ++j) {
+    const uint w = t + j * T;
+    if (w < KV) {
+      uint word = 0u;
+      for (uint b = 0u; b < 4u; ++b) {
+        if (4u * w + b < K) word |= quantize_byte(v[j][b], inv, zp) << (8u * b);
+      }
+      q[m * K4P + w] = word;
     }
-    q[m * K4P + w] = word;
   }
+  for (uint w = KV + t; w < K4P; w += T) q[m * K4P + w] = 0u;
 }

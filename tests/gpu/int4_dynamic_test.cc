@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <sstream>
 
 #include "compiler/passes/pipeline.h"
@@ -205,30 +206,38 @@ TEST(Int4, Int8InputsAndOutputs) {
 }
 
 // dq8ca parameters are computed per row on the GPU, bit for bit equal to the reference's
-// (regression: the reference system computed per-token parameters per tensor).
-TEST(Int4, Dq8caRowParamsExactlyEqualTheReference) {
+// (regression: the reference system computed per-token parameters per tensor). Shapes cover the
+// quantize kernel's paths: one word per thread (K 2048), several words per thread held in
+// registers (K 20000: 5 per thread), K not a multiple of 4 (scalar loads, a partial last word),
+// and a target without subgroup arithmetic (shared-memory tree reduction).
+void CheckDq8caRowParams(int64_t m, int64_t k, ir::Scheme weights, bool subgroup_arithmetic = true) {
+  SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) + (subgroup_arithmetic ? "" : " without subgroup arithmetic"));
   QLayerSpec s;
-  s.m = 9;
-  s.k = 2048;
+  s.m = m;
+  s.k = k;
   s.n = 8;
+  s.weights = weights;
   ir::Graph g = testing_graphs::MakeQLayer(s, 3);
   auto profile = LoadProfile(gpu_test::TestProfile());
   ASSERT_TRUE(profile.ok());
+  profile->subgroup_arithmetic_compute = subgroup_arithmetic;  // false: nothing uses subgroup operations
   CompileOptions o;
   o.select.force_accum = Accum::IntDot;
   auto bundle = CompileGraph(g, *profile, o, 0);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
-  std::vector<float> x = testing_graphs::RandomFloats(size_t(s.m * s.k), 77);
+  std::vector<float> x = testing_graphs::RandomFloats(size_t(s.m * s.k), 77 + uint32_t(k));
   // Rows: mixed, all positive, all negative, zeros, tiny, huge, one outlier, constant, mixed again.
+  const auto row = [&](int64_t r, int64_t j) -> float& { return x[size_t(r * s.k + j)]; };
   for (int64_t j = 0; j < s.k; ++j) {
-    x[1 * s.k + j] = std::fabs(x[1 * s.k + j]) + 0.5f;
-    x[2 * s.k + j] = -std::fabs(x[2 * s.k + j]) - 2.0f;
-    x[3 * s.k + j] = 0.0f;
-    x[4 * s.k + j] *= 1e-9f;
-    x[5 * s.k + j] *= 3e4f;
-    x[7 * s.k + j] = 0.75f;
+    if (s.m > 1) row(1, j) = std::fabs(row(1, j)) + 0.5f;
+    if (s.m > 2) row(2, j) = -std::fabs(row(2, j)) - 2.0f;
+    if (s.m > 3) row(3, j) = 0.0f;
+    if (s.m > 4) row(4, j) *= 1e-9f;
+    if (s.m > 5) row(5, j) *= 3e4f;
+    if (s.m > 7) row(7, j) = 0.75f;
   }
-  x[6 * s.k + 17] = 250.0f;
+  if (s.m > 6) row(6, 17) = 250.0f;
+  row(0, s.k - 1) = -7.5f;  // the row's minimum sits in its last value (the partial word when K % 4 != 0)
   std::vector<uint8_t> input(x.size() * 4);
   std::memcpy(input.data(), x.data(), input.size());
   Ran ran;
@@ -246,11 +255,88 @@ TEST(Int4, Dq8caRowParamsExactlyEqualTheReference) {
     EXPECT_EQ(a, b) << "row " << r << ": scale " << scale << " vs reference " << want.scale;
     EXPECT_EQ(zp, want.zero_point) << "row " << r;
   }
-  // Rows with different ranges really got different parameters.
-  float s0, s5;
-  std::memcpy(&s0, ran.params.data(), 4);
-  std::memcpy(&s5, ran.params.data() + 40, 4);
-  EXPECT_NE(s0, s5);
+  if (s.m > 5) {  // rows with different ranges really got different parameters
+    float s0, s5;
+    std::memcpy(&s0, ran.params.data(), 4);
+    std::memcpy(&s5, ran.params.data() + 40, 4);
+    EXPECT_NE(s0, s5);
+  }
+}
+
+TEST(Int4, Dq8caRowParamsExactlyEqualTheReference) {
+  CheckDq8caRowParams(9, 2048, ir::Scheme::Q4GSW);
+  CheckDq8caRowParams(3, 20000, ir::Scheme::Q4GSW);
+  CheckDq8caRowParams(8, 1001, ir::Scheme::Q8CSW);
+  CheckDq8caRowParams(2, 4099, ir::Scheme::Q8CSW);
+  CheckDq8caRowParams(9, 1003, ir::Scheme::Q8CSW, false);
+  CheckDq8caRowParams(9, 8192, ir::Scheme::Q4GSW, false);
+}
+
+// The parameters' divisions (div_rn: a float estimate corrected with integer remainders) over
+// many rows of every magnitude and sign pattern, with the quantized bytes (x * (1 / scale),
+// where 1 / scale is itself a correctly rounded division) compared exactly as well.
+TEST(Int4, Dq8caParamsAndBytesOverManyMagnitudes) {
+  QLayerSpec s;
+  s.m = 1536;
+  s.k = 13;
+  s.n = 4;
+  s.weights = ir::Scheme::Q8CSW;
+  ir::Graph g = testing_graphs::MakeQLayer(s, 5);
+  auto profile = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(profile.ok());
+  CompileOptions o;
+  o.select.force_accum = Accum::IntDot;
+  o.keep_intermediates = true;
+  auto bundle = CompileGraph(g, *profile, o, 0);
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  std::vector<float> x = testing_graphs::RandomFloats(size_t(s.m * s.k), 91);
+  std::mt19937 rng(92);
+  for (int64_t r = 0; r < s.m; ++r) {
+    const float mag = std::ldexp(1.0f, int(rng() % 200) - 100);  // 2^-100 .. 2^99
+    const int pattern = int(rng() % 4);  // mixed signs, all positive, all negative, one value
+    for (int64_t j = 0; j < s.k; ++j) {
+      float& v = x[size_t(r * s.k + j)];
+      v *= mag;
+      if (pattern == 1) v = std::fabs(v);
+      if (pattern == 2) v = -std::fabs(v);
+      if (pattern == 3 && j != r % s.k) v = 0.0f;
+    }
+  }
+  std::vector<uint8_t> input(x.size() * 4);
+  std::memcpy(input.data(), x.data(), input.size());
+  Ran ran;
+  ASSERT_TRUE(RunLayer(*bundle, input, &ran, "x.dq8ca.params", size_t(s.m) * 8));
+  Ran bytes;
+  const size_t k4p = size_t(linear::PackedK4(s.k));
+  ASSERT_TRUE(RunLayer(*bundle, input, &bytes, "x.dq8ca", size_t(s.m) * k4p * 4));
+  gpu_test::ExpectNoValidationMessages("dq8ca params, many magnitudes");
+  int bad = 0;
+  for (int64_t r = 0; r < s.m && bad < 10; ++r) {
+    const ref::QParams want = ref::ChooseQParamsPerToken(x.data() + r * s.k, s.k);
+    float scale;
+    int32_t zp;
+    std::memcpy(&scale, ran.params.data() + 8 * r, 4);
+    std::memcpy(&zp, ran.params.data() + 8 * r + 4, 4);
+    uint32_t a, b;
+    std::memcpy(&a, &scale, 4);
+    std::memcpy(&b, &want.scale, 4);
+    if (a != b || zp != want.zero_point) {
+      ADD_FAILURE() << "row " << r << ": scale " << scale << " zp " << zp << " vs reference " << want.scale << " "
+                    << want.zero_point;
+      ++bad;
+      continue;
+    }
+    const float inv = 1.0f / want.scale;
+    for (int64_t j = 0; j < s.k; ++j) {
+      const int8_t got = int8_t(bytes.params[size_t(r) * k4p * 4 + size_t(j)]);
+      const int32_t exp = ref::QuantizeInt8(x[size_t(r * s.k + j)], inv, want.zero_point);
+      if (got != exp) {
+        ADD_FAILURE() << "row " << r << " value " << j << ": byte " << int(got) << " vs reference " << exp;
+        ++bad;
+        break;
+      }
+    }
+  }
 }
 
 // Regression: the reference system's scratch buffer was too small when M > K/2.

@@ -71,13 +71,18 @@ DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scal
   const uint32_t k4p = PackedK4(k);
   if (act == ir::Scheme::DQ8CA) {
     // One workgroup per row: a min/max reduction, then the row's words. Up to one thread per
-    // packed word (at most 1024): at decode sizes this dispatch is latency-bound, one row per
-    // workgroup, so the row's loads are spread over as many threads as it has words.
-    const uint32_t local = FloorPow2(std::min<uint32_t>({1024, std::max<uint32_t>(32, k4p),
+    // word of real values (at most 1024): at decode sizes this dispatch is latency-bound, one
+    // row per workgroup, so the row's loads are spread over as many threads as it has words and
+    // each thread holds its RV words in registers (one read of the row, all loads in flight).
+    const uint32_t kv = Ceil(k, 4);
+    const uint32_t local = FloorPow2(std::min<uint32_t>({1024, std::max<uint32_t>(32, kv),
                                                          p.max_compute_work_group_invocations,
                                                          p.max_compute_work_group_size[0]}));
-    d.shader = {"quantize_dq8ca.comp", {}};
-    d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
+    std::vector<std::string> defs;
+    if (k % 4 == 0) defs.push_back("VKQC_VEC4");
+    if (p.subgroup_arithmetic_compute) defs.push_back("VKQC_SUBGROUP");
+    d.shader = {"quantize_dq8ca.comp", defs};
+    d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}, {4, Ceil(kv, local)}};
     d.local_size[0] = local;
     d.local_size[1] = d.local_size[2] = 1;
     SplitGroups(uint64_t(m), p.max_compute_work_group_count[0], d.group_count);
