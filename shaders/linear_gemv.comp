@@ -12,6 +12,8 @@
 // sums: sum (x - zx)(u - zw) = sum xu - zw sum x - zx sum u + 32 zx zw, where sum x is computed
 // once per unit and row and shared by the NR channels. Exact int32 per group, one fp32 fold.
 // Other int4 layers fold int32 partial sums into fp32 once per 8-value word.
+// Float x int8 with K a multiple of 16: one unit of 16 activations loaded as 4 vec4 per row and
+// shared by the NR channels; the weight bytes become floats by exponent-bit arithmetic.
 #define VKQC_VEC4
 layout(local_size_x_id = 0) in;
 #include "linear_common.glslh"
@@ -181,6 +183,41 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
 }
 #endif
 
+#if !defined(VKQC_INT_DOT) && !defined(VKQC_X_Q8) && !defined(VKQC_W4)
+// Four signed bytes as exact floats without int-to-float conversions (a quarter-rate instruction
+// on some GPUs): the bytes offset by 128 become the low bits of 2^23 + u, minus 2^23 + 128.
+vec4 bytes_f(uint w) {
+  const uint u = w ^ 0x80808080u;
+  return uintBitsToFloat(uvec4(u & 0xFFu, (u >> 8u) & 0xFFu, (u >> 16u) & 0xFFu, u >> 24u) | 0x4B000000u) - 8388736.0;
+}
+
+// Float x int8, K a multiple of 16 (each row of x starts on a vec4 and every unit is real): the 16
+// activations of a unit are loaded once per row as 4 vec4 and shared by the NR channels; UNR x NR
+// weight units are in flight per thread.
+void loop_float_int8_units(uint t, uint n0, uint mbase) {
+  const uint UK = K / 16u;
+  for (uint c0 = t; c0 < UK; c0 += T * UNR) {
+    uvec4 wv[UNR * NR];
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = min(c0 + u * T, UK - 1u);  // clamped: loaded, never used
+      for (uint r = 0u; r < NR; ++r) wv[u * NR + r] = weight_unit(min(n0 + r, N - 1u), c);
+    }
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = c0 + u * T;
+      if (c >= UK) break;
+      for (uint mi = 0u; mi < MB; ++mi) {
+        const uint xi = (min(mbase + mi, M - 1u) * K) / 4u + 4u * c;
+        const vec4 x0 = x4[xi], x1 = x4[xi + 1u], x2 = x4[xi + 2u], x3 = x4[xi + 3u];
+        for (uint r = 0u; r < NR; ++r) {
+          const uvec4 w = wv[u * NR + r];
+          acc[mi * NR + r] += dot(x0, bytes_f(w.x)) + dot(x1, bytes_f(w.y)) + dot(x2, bytes_f(w.z)) + dot(x3, bytes_f(w.w));
+        }
+      }
+    }
+  }
+}
+#endif
+
 #if !(defined(VKQC_INT_DOT) && !defined(VKQC_W4))
 // Float activations (dequant variants), and int4 x int8 with groups shorter than 32.
 void loop_general(uint t, uint n0, uint mbase) {
@@ -270,6 +307,12 @@ void main() {
 #elif !defined(VKQC_X_Q8) && defined(VKQC_W4)
   if (GS % 32u == 0u) {
     loop_float_int4_unit_groups(t, n0, mbase);
+  } else {
+    loop_general(t, n0, mbase);
+  }
+#elif !defined(VKQC_X_Q8)
+  if (K % 16u == 0u) {
+    loop_float_int8_units(t, n0, mbase);
   } else {
     loop_general(t, n0, mbase);
   }

@@ -173,31 +173,39 @@ TEST(LinearVariantsOtherProfiles, BaselineAndAndroid16) {
       }
 }
 
-// Weight-only layers (float activations) take the dequant path on every target.
+// Weight-only layers (float activations) take the dequant path on every target. K 1024 and 2064
+// (multiples of 16) take the GEMV's unit path (4 vec4 of x per 16 weights), K 1000 the general
+// one; M 17 is forced onto the GEMV (several rows per workgroup).
 TEST(LinearVariantsOtherProfiles, WeightOnlyLayer) {
-  for (int64_t m : {1, 64, 129}) {
-    LayerSpec l;
-    l.k = 1000;
-    l.n = 100;
-    l.q8ta = false;
-    l.relu = true;
-    ir::Graph g = testing_graphs::MakeLinearChain(m, {l}, 5);
-    auto bundle = CompileGraph(g, Profile(gpu_test::TestProfile()), {}, 0);
-    ASSERT_TRUE(bundle.ok()) << bundle.error().message;
-    auto x = testing_graphs::RandomFloats(size_t(m * l.k), 6);
-    std::vector<float> y;
-    std::vector<std::string> variants;
-    ASSERT_TRUE(gpu_test::RunBundle(*bundle, 0, x, &y, nullptr, &variants));
-    gpu_test::ExpectNoValidationMessages("weight-only");
-    // The profile's (possibly tuned) GEMV/GEMM threshold decides the algorithm.
-    const TargetProfile tp = Profile(gpu_test::TestProfile());
-    const int64_t gemv_max = tp.gemv_max_m ? tp.gemv_max_m : linear::kDefaultGemvMaxM;
-    EXPECT_EQ(variants[0], m <= gemv_max ? "linear_q8csw_dequant_gemv" : "linear_q8csw_dequant_gemm");
-    auto want = ref::RunGraph(g, {{"x", x}}, {});
-    ASSERT_TRUE(want.ok());
-    const auto& w = want->at("y");
-    for (size_t i = 0; i < w.size(); ++i) ASSERT_NEAR(y[i], w[i], 1e-4 * (1 + std::fabs(w[i]))) << i;
-  }
+  uint32_t seed = 5;
+  for (int64_t m : {1, 3, 17, 64, 129})
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{1000, 100}, {1024, 61}, {2064, 37}}) {
+      SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n));
+      LayerSpec l;
+      l.k = k;
+      l.n = n;
+      l.q8ta = false;
+      l.relu = true;
+      ir::Graph g = testing_graphs::MakeLinearChain(m, {l}, seed++);
+      CompileOptions o;
+      if (m == 17) o.select.force_algo = Algo::Gemv;
+      auto bundle = CompileGraph(g, Profile(gpu_test::TestProfile()), o, 0);
+      ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+      auto x = testing_graphs::RandomFloats(size_t(m * l.k), seed++);
+      std::vector<float> y;
+      std::vector<std::string> variants;
+      ASSERT_TRUE(gpu_test::RunBundle(*bundle, 0, x, &y, nullptr, &variants));
+      gpu_test::ExpectNoValidationMessages("weight-only");
+      // The profile's (possibly tuned) GEMV/GEMM threshold decides the algorithm.
+      const TargetProfile tp = Profile(gpu_test::TestProfile());
+      const int64_t gemv_max = tp.gemv_max_m ? tp.gemv_max_m : linear::kDefaultGemvMaxM;
+      EXPECT_EQ(variants[0], m <= gemv_max || m == 17 ? "linear_q8csw_dequant_gemv" : "linear_q8csw_dequant_gemm");
+      auto want = ref::RunGraph(g, {{"x", x}}, {});
+      ASSERT_TRUE(want.ok());
+      const auto& w = want->at("y");
+      ASSERT_EQ(y.size(), w.size());
+      for (size_t i = 0; i < w.size(); ++i) ASSERT_NEAR(y[i], w[i], 1e-4 * (1 + std::fabs(w[i]))) << i;
+    }
 }
 
 }  // namespace
