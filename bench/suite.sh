@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark suite of DESIGN 7 on the local Vulkan device: every linear layer shape of
 # Llama-3.2-1B and Llama-3-8B plus the 8192x28672 decode shape whose weights exceed a 50 MB L2,
-# at tokens 1, 8, 128, 512, for int4 dq8ca x q4gsw, int8 q8ta x q8csw and float x q4gsw
-# (weight-only); then the Llama-3.2-1B MLP block and the MobileNetV2-shaped CNN example.
+# at tokens 1, 8, 128, 512, for int4 dq8ca x q4gsw, int8 q8ta x q8csw and float x q4gsw /
+# q8csw (weight-only); then the Llama-3.2-1B MLP block and the MobileNetV2-shaped CNN example.
 # Each layer is compiled for the given target profile, checked against the CPU reference once
 # (`vkqc run --reference`, tokens 8), and benched with `vkqc bench --roofline`.
 #
@@ -36,7 +36,7 @@ bench_rows() {
 }
 for shape in $SHAPES; do
   K=${shape%x*} N=${shape#*x}
-  for scheme in ${SCHEMES:-dq8ca:q4gsw q8ta:q8csw float:q4gsw f16:q4gsw q8ta:q8csw:nocm}; do
+  for scheme in ${SCHEMES:-dq8ca:q4gsw q8ta:q8csw float:q4gsw float:q8csw f16:q4gsw q8ta:q8csw:nocm}; do
     # ACT:WEIGHTS[:nocm]; f16 = float activations with --allow-fp16 (the fp16 cooperative-matrix
     # GEMM where the target has one); nocm = --no-coopmat (the tiled int-dot GEMM phones run).
     IFS=: read -r act wq opt <<< "$scheme"

@@ -53,6 +53,10 @@ struct SelectOptions {
   uint32_t gemm_rm = 0, gemm_bk4 = 0;
 };
 constexpr uint32_t kDefaultGemvMaxM = 8;
+// The tiled GEMM takes the profile's taller int4 tiles (gemm_rows_int4) only when they still give
+// this many workgroups (H100, bench/RESULTS.md: 8 rows won with 224 to 896 workgroups, tied or lost
+// with 128 and fewer).
+constexpr uint64_t kMinWorkgroupsForTallTiles = 192;
 
 // A layer's kernel choice. Pure data: selection is a function of (shape, profile, options).
 struct LinearChoice {

@@ -233,14 +233,26 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     c.rn = 4;
     c.bk4 = kKWordAlign;
     // int4 weights: the profile's rows per thread (H100: 8 rows, 11% faster for dq8ca x q4gsw at
-    // 4096x14336 M=512 and 8% for float x q4gsw; int8 weights lost 16% with 8: bench/RESULTS.md).
+    // 4096x14336 M=512 and 8% for float x q4gsw; int8 weights lost 16% with 8: bench/RESULTS.md),
+    // unless the taller tiles leave too few workgroups: on the H100 the Llama-3.2-1B down_proj
+    // (8192x2048) took 651 instead of 454 µs at M=128 (32 workgroups) and 695 instead of 648 at
+    // M=512 (128), 14336x4096 at M=128 1198 instead of 916 (64), while 4096x14336 gained at
+    // M=128 (224 workgroups: 513 vs 586 µs) and every layer with 256 or more gained.
     if (s.Int4() && p.gemm_rows_int4) {
-      c.rm = p.gemm_rows_int4;
-      why << " (" << c.rm << " rows per thread: the profile's gemm_rows_int4)";
+      const uint64_t wgs = uint64_t((s.m + c.ty * p.gemm_rows_int4 - 1) / (c.ty * p.gemm_rows_int4)) *
+                           uint64_t((s.n + c.tx * c.rn - 1) / (c.tx * c.rn));
+      if (p.gemm_rows_int4 <= c.rm || wgs >= kMinWorkgroupsForTallTiles) {
+        c.rm = p.gemm_rows_int4;
+        why << " (" << c.rm << " rows per thread: the profile's gemm_rows_int4)";
+      } else {
+        why << " (" << c.rm << " rows per thread: the profile's gemm_rows_int4 of " << p.gemm_rows_int4 << " would leave "
+            << wgs << " workgroups, fewer than " << kMinWorkgroupsForTallTiles << ")";
+      }
     }
     if (o.gemm_rm) {
       if (o.gemm_rm != 4 && o.gemm_rm != 8) return UserError("GEMM rows per thread must be 4 or 8");
       c.rm = o.gemm_rm;
+      why << " (rows per thread forced to " << c.rm << ")";
     }
     if (o.gemm_bk4) {
       const uint32_t k4p = PackedK4(s.k);  // the shader's K loop runs over the padded activation words

@@ -95,6 +95,41 @@ TEST(Select, ThresholdIsPerProfileAndOverridable) {
   EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemm);
 }
 
+// gemm_rows_int4 (nvidia-hopper: 8) applies to the int4 tiled GEMM only while the 128-row tiles
+// still give kMinWorkgroupsForTallTiles workgroups; int8 weights keep 4 rows.
+TEST(Select, TallInt4TilesOnlyWithEnoughWorkgroups) {
+  auto p = LoadProfile("nvidia-hopper");
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->gemm_rows_int4, 8u);
+  auto rows = [&](int64_t m, int64_t k, int64_t n, ir::Scheme w) {
+    LinearShape s;
+    s.m = m;
+    s.k = k;
+    s.n = n;
+    s.act = ir::Scheme::DQ8CA;
+    s.weights = w;
+    s.group_size = w == ir::Scheme::Q8CSW ? 0 : 32;
+    auto c = SelectLinear(s, *p, {});
+    EXPECT_TRUE(c.ok());
+    EXPECT_EQ(c->algo, Algo::Gemm) << c->reason;
+    return c.ok() ? c->rm : 0u;
+  };
+  EXPECT_EQ(rows(512, 4096, 14336, ir::Scheme::Q4GSW), 8u);  // 4 x 224 = 896 workgroups
+  EXPECT_EQ(rows(128, 4096, 14336, ir::Scheme::Q4GSW), 8u);  // 224
+  EXPECT_EQ(rows(512, 14336, 4096, ir::Scheme::Q4GSW), 8u);  // 256
+  EXPECT_EQ(rows(128, 2048, 8192, ir::Scheme::Q4GSW), 4u);   // 128
+  EXPECT_EQ(rows(512, 8192, 2048, ir::Scheme::Q4GAW), 4u);   // Llama-3.2-1B down_proj: 128
+  EXPECT_EQ(rows(128, 8192, 2048, ir::Scheme::Q4GAW), 4u);   // 32
+  SelectOptions o;
+  o.no_coopmat = true;
+  LinearShape s8;
+  s8.m = 512;
+  s8.k = 4096;
+  s8.n = 14336;
+  s8.act = ir::Scheme::Q8TA;
+  EXPECT_EQ(SelectLinear(s8, *p, o)->rm, 4u);
+}
+
 TEST(Select, ForcingIntDotNeedsTheFeature) {
   auto p = LoadProfile("android-baseline-2022");
   ASSERT_TRUE(p.ok());
