@@ -18,6 +18,7 @@ const uint BM = TY * RM;
 const uint BN = TX * RN;
 const uint NT = TX * TY;
 const uint SBK = BK4 + 1u;  // padded row stride of sA (bank conflicts)
+const uint SBK4 = BK4 / 4u + 1u;  // int-dot sA: padded row stride in uvec4 (BK4 is a multiple of 8)
 #ifdef VKQC_W4
 const uint K4 = K / 4u;     // real activation words; int4 padding words are masked
 #else
@@ -25,7 +26,9 @@ const uint K4 = K4P;        // q8 padding bytes are zero weights
 #endif
 
 #ifdef VKQC_INT_DOT
-shared uint sA[BM * SBK];
+// Activation words as uvec4 of 4 consecutive K words: the inner loop reads 4 words per row with
+// one 16-byte shared load instead of four 4-byte ones.
+shared uvec4 sA4[BM * SBK4];
 #else
 shared vec4 sA[BM * SBK];
 #endif
@@ -62,7 +65,7 @@ void main() {
     for (uint i = tid; i < BM * BK4; i += NT) {
       const uint r = i / BK4, c = i % BK4, m = m0 + r;
 #if defined(VKQC_INT_DOT)
-      sA[r * SBK + c] = m < M ? xq[m * K4P + k4 + c] : 0u;
+      sA4[r * SBK4 + c / 4u][c % 4u] = m < M ? xq[m * K4P + k4 + c] : 0u;
 #elif defined(VKQC_X_Q8)
       // int8 input on the dequant path: dequantize x as it is loaded (padding words are zero).
       sA[r * SBK + c] = (m < M && k4 + c < K4P) ? (unpack_i8x4(xq[m * K4P + k4 + c]) - float(act_zero_point(m))) * act_scale(m)
@@ -90,43 +93,50 @@ void main() {
     }
 #endif
     barrier();
-    for (uint c = 0u; c < BK4; ++c) {
-      const uvec4 b = sB[c * (BN / 4u) + tx];
+    for (uint c4 = 0u; c4 < BK4 / 4u; ++c4) {
+#ifdef VKQC_INT_DOT
+      uvec4 a4[RM];
+      for (uint i = 0u; i < RM; ++i) a4[i] = sA4[(ty + i * TY) * SBK4 + c4];
+#endif
+      for (uint q = 0u; q < 4u; ++q) {
+        const uint c = 4u * c4 + q;
+        const uvec4 b = sB[c * (BN / 4u) + tx];
 #ifdef VKQC_INT_DOT
 #ifdef VKQC_W4
-      wsum += ivec4(SDOT(b.x, 0x01010101u), SDOT(b.y, 0x01010101u), SDOT(b.z, 0x01010101u),
-                    SDOT(b.w, 0x01010101u));
+        wsum += ivec4(SDOT(b.x, 0x01010101u), SDOT(b.y, 0x01010101u), SDOT(b.z, 0x01010101u),
+                      SDOT(b.w, 0x01010101u));
 #endif
-      for (uint i = 0u; i < RM; ++i) {
-        const uint a = sA[(ty + i * TY) * SBK + c];
-        acc[i] += ivec4(SDOT(a, b.x), SDOT(a, b.y), SDOT(a, b.z), SDOT(a, b.w));
-      }
-#else
-      const vec4 w0 = unpack_i8x4(b.x), w1 = unpack_i8x4(b.y), w2 = unpack_i8x4(b.z), w3 = unpack_i8x4(b.w);
-      for (uint i = 0u; i < RM; ++i) {
-        const vec4 a = sA[(ty + i * TY) * SBK + c];
-        accd[i] += vec4(dot(a, w0), dot(a, w1), dot(a, w2), dot(a, w3));
-      }
-#endif
-#ifdef VKQC_W4
-      const uint kg = k4 + c;  // global activation word
-      if (((kg + 1u) * 4u) % GS == 0u && kg < K4) {
-        vec4 s;
-        for (uint j = 0u; j < RN; ++j) s[j] = sS[c * BN + tx * RN + j];
         for (uint i = 0u; i < RM; ++i) {
-#ifdef VKQC_INT_DOT
-          accf[i] += vec4(acc[i] - zx[i] * wsum) * s;
-          acc[i] = ivec4(0);
+          const uint a = a4[i][q];
+          acc[i] += ivec4(SDOT(a, b.x), SDOT(a, b.y), SDOT(a, b.z), SDOT(a, b.w));
+        }
 #else
-          accf[i] += accd[i] * s;
-          accd[i] = vec4(0.0);
+        const vec4 w0 = unpack_i8x4(b.x), w1 = unpack_i8x4(b.y), w2 = unpack_i8x4(b.z), w3 = unpack_i8x4(b.w);
+        for (uint i = 0u; i < RM; ++i) {
+          const vec4 a = sA[(ty + i * TY) * SBK + c];
+          accd[i] += vec4(dot(a, w0), dot(a, w1), dot(a, w2), dot(a, w3));
+        }
+#endif
+#ifdef VKQC_W4
+        const uint kg = k4 + c;  // global activation word
+        if (((kg + 1u) * 4u) % GS == 0u && kg < K4) {
+          vec4 s;
+          for (uint j = 0u; j < RN; ++j) s[j] = sS[c * BN + tx * RN + j];
+          for (uint i = 0u; i < RM; ++i) {
+#ifdef VKQC_INT_DOT
+            accf[i] += vec4(acc[i] - zx[i] * wsum) * s;
+            acc[i] = ivec4(0);
+#else
+            accf[i] += accd[i] * s;
+            accd[i] = vec4(0.0);
+#endif
+          }
+#ifdef VKQC_INT_DOT
+          wsum = ivec4(0);
 #endif
         }
-#ifdef VKQC_INT_DOT
-        wsum = ivec4(0);
 #endif
       }
-#endif
     }
     barrier();
   }

@@ -328,7 +328,7 @@ Result<uint32_t> ParseApiVersion(const Reader& r, const Json& v, const std::stri
 
 struct Sidecar {
   std::optional<std::string> name, profile, source;
-  std::optional<uint32_t> tuned_subgroup_size, gemv_max_m, coopmat_gemv_max_m, gemm_rows_int4,
+  std::optional<uint32_t> tuned_subgroup_size, gemv_max_m, coopmat_gemv_max_m, gemm_rows_int4, gemm_rows_int8,
       conv_im2col_min_channels, conv_im2col_max_pixels;
   uint32_t gemv_threads = 0, gemv_channels = 0, gemv_unroll = 0, gemm_tile = 0;
   std::vector<CoopMatShape> coopmat_shapes;
@@ -394,10 +394,10 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
       if (x > UINT32_MAX) return r.Fail("\"" + key + "\" = " + std::to_string(x) + " is too large");
       (key == "gemv_max_m" ? sc.gemv_max_m : key == "coopmat_gemv_max_m" ? sc.coopmat_gemv_max_m : sc.tuned_subgroup_size) =
           static_cast<uint32_t>(x);
-    } else if (key == "gemm_rows_int4") {
-      VKQC_ASSIGN_OR_RETURN(uint64_t x, r.Uint(v, "\"gemm_rows_int4\""));
-      if (x != 0 && x != 4 && x != 8) return r.Fail("\"gemm_rows_int4\" = " + std::to_string(x) + " (0, 4 or 8)");
-      sc.gemm_rows_int4 = static_cast<uint32_t>(x);
+    } else if (key == "gemm_rows_int4" || key == "gemm_rows_int8") {
+      VKQC_ASSIGN_OR_RETURN(uint64_t x, r.Uint(v, "\"" + key + "\""));
+      if (x != 0 && x != 4 && x != 8) return r.Fail("\"" + key + "\" = " + std::to_string(x) + " (0, 4 or 8)");
+      (key == "gemm_rows_int4" ? sc.gemm_rows_int4 : sc.gemm_rows_int8) = static_cast<uint32_t>(x);
     } else if (key == "conv_im2col_min_channels" || key == "conv_im2col_max_pixels") {
       VKQC_ASSIGN_OR_RETURN(uint64_t x, r.Uint(v, "\"" + key + "\""));
       if (x > UINT32_MAX) return r.Fail("\"" + key + "\" = " + std::to_string(x) + " is too large");
@@ -452,7 +452,7 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
     } else {
       return r.Fail("unknown sidecar key \"" + key +
                     "\" (known: name, profile, source, tuned_subgroup_size, gemv_max_m, coopmat_gemv_max_m, gemm_rows_int4, "
-                    "conv_im2col_min_channels, "
+                    "gemm_rows_int8, conv_im2col_min_channels, "
                     "conv_im2col_max_pixels, gemv_threads, gemv_channels, gemv_unroll, gemm_tile, coopmat_shapes, "
                     "quirks, roofline)");
     }
@@ -607,6 +607,7 @@ Result<TargetProfile> Parse(const std::string& json_text, const std::string& sid
   t.gemv_max_m = sc.gemv_max_m.value_or(0);
   t.coopmat_gemv_max_m = sc.coopmat_gemv_max_m.value_or(0);
   t.gemm_rows_int4 = sc.gemm_rows_int4.value_or(0);
+  t.gemm_rows_int8 = sc.gemm_rows_int8.value_or(0);
   t.conv_im2col_min_channels = sc.conv_im2col_min_channels.value_or(0);
   t.conv_im2col_max_pixels = sc.conv_im2col_max_pixels.value_or(0);
   t.gemv_threads = sc.gemv_threads;
@@ -794,6 +795,7 @@ ProfileFiles WriteProfileJson(const TargetProfile& p) {
                {"gemv_max_m", p.gemv_max_m},
                {"coopmat_gemv_max_m", p.coopmat_gemv_max_m},
                {"gemm_rows_int4", p.gemm_rows_int4},
+               {"gemm_rows_int8", p.gemm_rows_int8},
                {"conv_im2col_min_channels", p.conv_im2col_min_channels},
                {"conv_im2col_max_pixels", p.conv_im2col_max_pixels},
                {"gemv_threads", p.gemv_threads},
@@ -849,6 +851,7 @@ Result<std::string> SetSidecarTuning(const std::string& sidecar_json, const std:
   j["gemv_unroll"] = t.gemv_unroll;
   j["gemm_tile"] = t.gemm_tile;
   j["gemm_rows_int4"] = t.gemm_rows_int4;
+  j["gemm_rows_int8"] = t.gemm_rows_int8;
   j["coopmat_gemv_max_m"] = t.coopmat_gemv_max_m;
   return Dump(j);
 }

@@ -81,8 +81,11 @@ struct TargetProfile {
   // weights on the int8 path), which overtakes the GEMV much earlier; 4x it for layers of fewer
   // than 64 column blocks, which fill few multiprocessors (0 = gemv_max_m applies).
   uint32_t coopmat_gemv_max_m = 0;
-  // Sidecar: rows per thread (4 or 8) of the tiled GEMM for int4 weights (0 = 4).
+  // Sidecar: rows per thread (4 or 8) of the tiled GEMM for int4 weights (0 = 4; applied to
+  // groups of 128 values or more) and for int8 weights on the int-dot path (0 = 4); either only
+  // while the taller tiles leave enough workgroups (linear::kMinWorkgroupsForTallTiles).
   uint32_t gemm_rows_int4 = 0;
+  uint32_t gemm_rows_int8 = 0;
   // Sidecar: the im2col-vs-direct rule for dense (groups == 1) non-pointwise int8 convolutions.
   // Both 0 (the default, e.g. Mali and desktop GPUs): always im2col + GEMM. Otherwise im2col
   // only when Cin >= conv_im2col_min_channels or OH*OW <= conv_im2col_max_pixels, else the

@@ -29,7 +29,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 ok = (d.get("profile") and "quirks" in d and d.get("gemv_max_m", 0) >= 1
       and d.get("gemv_threads") in (0, 32, 128) and d.get("gemv_channels") in (0, 2, 4) and d.get("gemv_unroll") in (0, 1, 2)
-      and d.get("gemm_tile") in (0, 32, 64) and d.get("gemm_rows_int4") in (0, 8)
+      and d.get("gemm_tile") in (0, 32, 64) and d.get("gemm_rows_int4") in (0, 8) and d.get("gemm_rows_int8") in (0, 8)
       and d.get("coopmat_gemv_max_m") == 0)  # lavapipe has no cooperative matrix
 sys.exit(0 if ok else "unexpected tuning members: %r" % d)
 PY

@@ -20,6 +20,7 @@ struct Layer {
   int64_t k, n;
   ir::Scheme weights, act;
   const char* label;
+  int64_t group = 32;  // int4 group size
 };
 
 std::string LayerName(const Layer& l, int64_t m) {
@@ -45,7 +46,7 @@ class Tuner {
       spec.n = l.n;
       spec.weights = l.weights;
       spec.act = l.act;
-      spec.group_size = 32;
+      spec.group_size = l.group;
       it = graphs_.emplace(key, testing_graphs::MakeQLayer(spec, 1234)).first;
     }
     CompileOptions co;
@@ -124,7 +125,7 @@ Status RunTune(const TuneOptions& o) {
   const std::string& existing = target.existing_sidecar;
   TargetProfile base = target.profile;
   base.gemv_threads = base.gemv_channels = base.gemv_unroll = base.gemm_tile = base.gemv_max_m = 0;
-  base.gemm_rows_int4 = base.coopmat_gemv_max_m = 0;
+  base.gemm_rows_int4 = base.gemm_rows_int8 = base.coopmat_gemv_max_m = 0;
   const bool quick = o.quick || facts.is_cpu;
   std::printf("device: %s (%s), driver %s%s\n", facts.device_name.c_str(), facts.type.c_str(), facts.driver.c_str(),
               quick ? "; quick sweep on small layers" : "");
@@ -138,8 +139,8 @@ Status RunTune(const TuneOptions& o) {
                                  {2048, 8192, q4, dq, "dq8ca x q4gsw"},
                                  {4096, 4096, q8, ta, "q8ta x q8csw"}};
   const std::vector<Layer> prefill =
-      quick ? std::vector<Layer>{{256, 256, q8, ta, "q8ta x q8csw"}, {256, 256, q4, dq, "dq8ca x q4gsw"}}
-            : std::vector<Layer>{{4096, 4096, q8, ta, "q8ta x q8csw"}, {4096, 14336, q4, dq, "dq8ca x q4gsw"}};
+      quick ? std::vector<Layer>{{256, 256, q8, ta, "q8ta x q8csw"}, {256, 256, q4, dq, "dq8ca x q4gsw g128", 128}}
+            : std::vector<Layer>{{4096, 4096, q8, ta, "q8ta x q8csw"}, {4096, 14336, q4, dq, "dq8ca x q4gsw g128", 128}};
   Tuner tuner(o.device, o.validation, o.min_ms);
 
   // 1. GEMV parameters at M = 1. The default first (scores are relative to it).
@@ -175,7 +176,7 @@ Status RunTune(const TuneOptions& o) {
     shape.n = l.n;
     shape.weights = l.weights;
     shape.act = l.act;
-    shape.group_size = l.weights == q8 ? 0 : 32;
+    shape.group_size = l.weights == q8 ? 0 : l.group;
     linear::SelectOptions so;
     so.force_algo = Algo::Gemm;
     auto c = linear::SelectLinear(shape, tuned, so);
@@ -198,17 +199,22 @@ Status RunTune(const TuneOptions& o) {
   PrintRanking("tiled GEMM", gemm, prefill_tiled, m_prefill);
   tuned.gemm_tile = Best(gemm).p.gemm_tile;
 
-  // 2b. Rows per thread of the int4 tiled GEMM (4 or 8) on the int4 prefill layers.
-  std::vector<Layer> prefill4;
-  for (const Layer& l : prefill)
-    if (l.weights == q4) prefill4.push_back(l);
-  std::vector<Candidate> rows;
-  rows.push_back({tuned, "4 rows per thread (default)", 0, {}});
-  rows.push_back({tuned, "8 rows per thread", 0, {}});
-  rows[1].p.gemm_rows_int4 = 8;
-  VKQC_TRY(Sweep(tuner, rows, prefill4, m_prefill, Algo::Gemm));
-  PrintRanking("int4 tiled GEMM rows per thread", rows, prefill4, m_prefill);
-  tuned.gemm_rows_int4 = Best(rows).p.gemm_rows_int4;
+  // 2b. Rows per thread of the tiled GEMM (4 or 8), for int4 and for int8 weights, each on its
+  // prefill layers (the tiled ones: the int8 cooperative matrix takes others).
+  for (const bool int4 : {true, false}) {
+    std::vector<Layer> layers;
+    for (const Layer& l : prefill_tiled)
+      if ((l.weights == q4) == int4) layers.push_back(l);
+    if (layers.empty()) continue;
+    std::vector<Candidate> rows;
+    rows.push_back({tuned, "4 rows per thread (default)", 0, {}});
+    rows.push_back({tuned, "8 rows per thread", 0, {}});
+    (int4 ? rows[1].p.gemm_rows_int4 : rows[1].p.gemm_rows_int8) = 8;
+    VKQC_TRY(Sweep(tuner, rows, layers, m_prefill, Algo::Gemm));
+    PrintRanking(int4 ? "int4 tiled GEMM rows per thread" : "int8 tiled GEMM rows per thread", rows, layers, m_prefill);
+    (int4 ? tuned.gemm_rows_int4 : tuned.gemm_rows_int8) =
+        int4 ? Best(rows).p.gemm_rows_int4 : Best(rows).p.gemm_rows_int8;
+  }
 
   // 3. GEMV/GEMM thresholds: the largest M up to which the GEMV is at least as fast at every
   // measured size, summed over the layers: the tiled GEMM (decode layers whose GEMM is not the
@@ -260,8 +266,8 @@ Status RunTune(const TuneOptions& o) {
   std::printf("\ndrift check: the default GEMV took %.2f us (sum over the decode layers) first, %.2f us last\n",
               first / 1e3, again / 1e3);
   std::printf("\ntuned: gemv_threads %u, gemv_channels %u, gemv_unroll %u (0 = the compiler's default), gemm_tile %u "
-              "(0 = automatic), gemm_rows_int4 %u, gemv_max_m %u, coopmat_gemv_max_m %u\n",
-              tuned.gemv_threads, tuned.gemv_channels, tuned.gemv_unroll, tuned.gemm_tile, tuned.gemm_rows_int4,
+              "(0 = automatic), gemm_rows_int4 %u, gemm_rows_int8 %u, gemv_max_m %u, coopmat_gemv_max_m %u\n",
+              tuned.gemv_threads, tuned.gemv_channels, tuned.gemv_unroll, tuned.gemm_tile, tuned.gemm_rows_int4, tuned.gemm_rows_int8,
               tuned.gemv_max_m, tuned.coopmat_gemv_max_m);
   const size_t nval = s.validation.size() + tuner.validation_messages().size();
   if (nval) return UserError(std::to_string(nval) + " validation message(s) (see above); nothing written");

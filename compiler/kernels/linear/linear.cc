@@ -36,9 +36,9 @@ uint32_t LinearChoice::SharedMemoryBytes() const {
     return b;
   }
   if (algo == Algo::Gemm) {
-    const uint32_t sbk = bk4 + 1;
-    const uint32_t a_elem = accum == Accum::IntDot ? 4 : 16;
-    return ty * rm * sbk * a_elem + bk4 * tx * rn * 4 + (int4 ? bk4 * tx * rn * 4 : 0);
+    // sA: int-dot rows of bk4 / 4 + 1 uvec4 (16-byte loads of 4 K words), dequant rows of bk4 + 1 vec4.
+    const uint32_t a_row = accum == Accum::IntDot ? (bk4 / 4 + 1) * 16 : (bk4 + 1) * 16;
+    return ty * rm * a_row + bk4 * tx * rn * 4 + (int4 ? bk4 * tx * rn * 4 : 0);
   }
   const uint32_t slots = subgroup_size ? threads / subgroup_size : threads;
   return slots * nr * 4 + nr * 4;

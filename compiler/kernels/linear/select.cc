@@ -232,21 +232,27 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     c.rm = 4;
     c.rn = 4;
     c.bk4 = kKWordAlign;
-    // int4 weights: the profile's rows per thread (H100: 8 rows, 11% faster for dq8ca x q4gsw at
-    // 4096x14336 M=512 and 8% for float x q4gsw; int8 weights lost 16% with 8: bench/RESULTS.md),
-    // unless the taller tiles leave too few workgroups: on the H100 the Llama-3.2-1B down_proj
-    // (8192x2048) took 651 instead of 454 µs at M=128 (32 workgroups) and 695 instead of 648 at
-    // M=512 (128), 14336x4096 at M=128 1198 instead of 916 (64), while 4096x14336 gained at
-    // M=128 (224 workgroups: 513 vs 586 µs) and every layer with 256 or more gained.
-    if (s.Int4() && p.gemm_rows_int4) {
-      const uint64_t wgs = uint64_t((s.m + c.ty * p.gemm_rows_int4 - 1) / (c.ty * p.gemm_rows_int4)) *
+    // The profile's taller tiles (8 rows per thread): int8 weights on the int-dot path
+    // (gemm_rows_int8) and int4 weights (gemm_rows_int4; on the int-dot path only in groups of
+    // 128 or more: with shorter groups the per-group fold of 8 rows cost more than the taller tile
+    // saved; the dequant path gained 8% with groups of 32, session 3), and only while
+    // the 128-row tiles leave kMinWorkgroupsForTallTiles workgroups. H100, with 16-byte A loads
+    // from shared memory (bench/RESULTS.md, session 4): q8 4096x14336 M=512 801 vs 927 µs, M=128
+    // (224 workgroups) 249 vs 302; q4gaw g128 4096x14336 M=512 1514 vs 1572; but 14336x4096 at
+    // M=128 (64 workgroups) 744 vs 594 (q8) and 8192x2048 at M=512 (128) 415 vs 374; q4gsw g32
+    // 4096x14336 M=512 1776 vs 1705.
+    const bool dot = c.accum == Accum::IntDot;
+    const uint32_t tall = s.Int4() ? (!dot || s.group_size >= 128 ? p.gemm_rows_int4 : 0) : (dot ? p.gemm_rows_int8 : 0);
+    if (tall > c.rm) {
+      const uint64_t wgs = uint64_t((s.m + c.ty * tall - 1) / (c.ty * tall)) *
                            uint64_t((s.n + c.tx * c.rn - 1) / (c.tx * c.rn));
-      if (p.gemm_rows_int4 <= c.rm || wgs >= kMinWorkgroupsForTallTiles) {
-        c.rm = p.gemm_rows_int4;
-        why << " (" << c.rm << " rows per thread: the profile's gemm_rows_int4)";
+      const char* key = s.Int4() ? "gemm_rows_int4" : "gemm_rows_int8";
+      if (wgs >= kMinWorkgroupsForTallTiles) {
+        c.rm = tall;
+        why << " (" << c.rm << " rows per thread: the profile's " << key << ")";
       } else {
-        why << " (" << c.rm << " rows per thread: the profile's gemm_rows_int4 of " << p.gemm_rows_int4 << " would leave "
-            << wgs << " workgroups, fewer than " << kMinWorkgroupsForTallTiles << ")";
+        why << " (" << c.rm << " rows per thread: the profile's " << key << " of " << tall << " would leave " << wgs
+            << " workgroups, fewer than " << kMinWorkgroupsForTallTiles << ")";
       }
     }
     if (o.gemm_rm) {

@@ -95,39 +95,42 @@ TEST(Select, ThresholdIsPerProfileAndOverridable) {
   EXPECT_EQ(SelectLinear(s, *p, {})->algo, Algo::Gemm);
 }
 
-// gemm_rows_int4 (nvidia-hopper: 8) applies to the int4 tiled GEMM only while the 128-row tiles
-// still give kMinWorkgroupsForTallTiles workgroups; int8 weights keep 4 rows.
-TEST(Select, TallInt4TilesOnlyWithEnoughWorkgroups) {
+// The taller tiles (nvidia-hopper: gemm_rows_int4 = gemm_rows_int8 = 8) apply only while the
+// 128-row tiles still give kMinWorkgroupsForTallTiles workgroups; int4 on the int-dot path only
+// with groups of 128 or more; int8 only on the int-dot path.
+TEST(Select, TallTilesOnlyWithEnoughWorkgroups) {
   auto p = LoadProfile("nvidia-hopper");
   ASSERT_TRUE(p.ok());
   ASSERT_EQ(p->gemm_rows_int4, 8u);
-  auto rows = [&](int64_t m, int64_t k, int64_t n, ir::Scheme w) {
+  ASSERT_EQ(p->gemm_rows_int8, 8u);
+  auto rows = [&](int64_t m, int64_t k, int64_t n, ir::Scheme w, ir::Scheme act, int64_t group = 128) {
     LinearShape s;
     s.m = m;
     s.k = k;
     s.n = n;
-    s.act = ir::Scheme::DQ8CA;
+    s.act = act;
     s.weights = w;
-    s.group_size = w == ir::Scheme::Q8CSW ? 0 : 32;
-    auto c = SelectLinear(s, *p, {});
+    s.group_size = w == ir::Scheme::Q8CSW ? 0 : group;
+    SelectOptions o;
+    o.no_coopmat = true;
+    auto c = SelectLinear(s, *p, o);
     EXPECT_TRUE(c.ok());
     EXPECT_EQ(c->algo, Algo::Gemm) << c->reason;
     return c.ok() ? c->rm : 0u;
   };
-  EXPECT_EQ(rows(512, 4096, 14336, ir::Scheme::Q4GSW), 8u);  // 4 x 224 = 896 workgroups
-  EXPECT_EQ(rows(128, 4096, 14336, ir::Scheme::Q4GSW), 8u);  // 224
-  EXPECT_EQ(rows(512, 14336, 4096, ir::Scheme::Q4GSW), 8u);  // 256
-  EXPECT_EQ(rows(128, 2048, 8192, ir::Scheme::Q4GSW), 4u);   // 128
-  EXPECT_EQ(rows(512, 8192, 2048, ir::Scheme::Q4GAW), 4u);   // Llama-3.2-1B down_proj: 128
-  EXPECT_EQ(rows(128, 8192, 2048, ir::Scheme::Q4GAW), 4u);   // 32
-  SelectOptions o;
-  o.no_coopmat = true;
-  LinearShape s8;
-  s8.m = 512;
-  s8.k = 4096;
-  s8.n = 14336;
-  s8.act = ir::Scheme::Q8TA;
-  EXPECT_EQ(SelectLinear(s8, *p, o)->rm, 4u);
+  const ir::Scheme q4 = ir::Scheme::Q4GSW, q4a = ir::Scheme::Q4GAW, q8 = ir::Scheme::Q8CSW;
+  const ir::Scheme dq = ir::Scheme::DQ8CA, ta = ir::Scheme::Q8TA, fl = ir::Scheme::Float;
+  EXPECT_EQ(rows(512, 4096, 14336, q4, dq), 8u);      // 4 x 224 = 896 workgroups
+  EXPECT_EQ(rows(128, 4096, 14336, q4, dq), 8u);      // 224
+  EXPECT_EQ(rows(512, 14336, 4096, q4, dq), 8u);      // 256
+  EXPECT_EQ(rows(128, 2048, 8192, q4, dq), 4u);       // 128
+  EXPECT_EQ(rows(512, 8192, 2048, q4a, dq), 4u);      // Llama-3.2-1B down_proj: 128
+  EXPECT_EQ(rows(128, 8192, 2048, q4a, dq), 4u);      // 32
+  EXPECT_EQ(rows(512, 4096, 14336, q4, dq, 32), 4u);  // int-dot, groups of 32
+  EXPECT_EQ(rows(512, 4096, 14336, q4, fl, 32), 8u);  // dequant, groups of 32
+  EXPECT_EQ(rows(512, 4096, 14336, q8, ta), 8u);      // int8 int-dot
+  EXPECT_EQ(rows(128, 14336, 4096, q8, ta), 4u);      // 64 workgroups
+  EXPECT_EQ(rows(512, 4096, 14336, q8, fl), 4u);      // int8 dequant: not measured, 4
 }
 
 TEST(Select, ForcingIntDotNeedsTheFeature) {

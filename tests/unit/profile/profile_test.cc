@@ -116,6 +116,7 @@ void ExpectSame(const TargetProfile& a, const TargetProfile& b) {
   EXPECT_EQ(a.gemv_max_m, b.gemv_max_m);
   EXPECT_EQ(a.coopmat_gemv_max_m, b.coopmat_gemv_max_m);
   EXPECT_EQ(a.gemm_rows_int4, b.gemm_rows_int4);
+  EXPECT_EQ(a.gemm_rows_int8, b.gemm_rows_int8);
   EXPECT_EQ(a.conv_im2col_min_channels, b.conv_im2col_min_channels);
   EXPECT_EQ(a.conv_im2col_max_pixels, b.conv_im2col_max_pixels);
   EXPECT_EQ(a.gemv_threads, b.gemv_threads);
@@ -516,6 +517,7 @@ TEST(ProfileWrite, RoundTripsEveryFieldSet) {
   p.gemv_max_m = 7;
   p.coopmat_gemv_max_m = 2;
   p.gemm_rows_int4 = 8;
+  p.gemm_rows_int8 = 8;
   p.gemv_threads = 64;
   p.gemv_channels = 8;
   p.gemv_unroll = 2;
