@@ -137,10 +137,6 @@ void loop_int8_dot(uint t, uint n0, uint mbase) {
 #endif
 
 #if !defined(VKQC_INT_DOT) && !defined(VKQC_X_Q8) && defined(VKQC_W4)
-// Four nibble bytes minus the zero point as exact floats: 2^23 + u from the bits, minus 2^23 + zp.
-vec4 nibbles_f(uint b, float bias) {
-  return uintBitsToFloat(uvec4(b & 0xFFu, (b >> 8u) & 0xFFu, (b >> 16u) & 0xFFu, b >> 24u) | 0x4B000000u) - bias;
-}
 
 // Float x int4, groups a multiple of 32 (so K is too, and each row of x starts on a vec4): the
 // 32 activations of a unit are loaded once per row as 8 vec4 and shared by the NR channels.
@@ -184,12 +180,6 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
 #endif
 
 #if !defined(VKQC_INT_DOT) && !defined(VKQC_X_Q8) && !defined(VKQC_W4)
-// Four signed bytes as exact floats without int-to-float conversions (a quarter-rate instruction
-// on some GPUs): the bytes offset by 128 become the low bits of 2^23 + u, minus 2^23 + 128.
-vec4 bytes_f(uint w) {
-  const uint u = w ^ 0x80808080u;
-  return uintBitsToFloat(uvec4(u & 0xFFu, (u >> 8u) & 0xFFu, (u >> 16u) & 0xFFu, u >> 24u) | 0x4B000000u) - 8388736.0;
-}
 
 // Float x int8, K a multiple of 16 (each row of x starts on a vec4 and every unit is real): the 16
 // activations of a unit are loaded once per row as 4 vec4 and shared by the NR channels; UNR x NR

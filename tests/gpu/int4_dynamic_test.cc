@@ -207,6 +207,23 @@ TEST(Int4, Int8InputsAndOutputs) {
       }
 }
 
+// Row r of a dq8ca parameter buffer ({f32 scale, i32 zero point} per row) equals `want` bit for
+// bit; otherwise `why` says how it differs.
+bool RowParamsEqual(const std::vector<uint8_t>& params, int64_t r, const ref::QParams& want, std::string* why) {
+  float scale;
+  int32_t zp;
+  std::memcpy(&scale, params.data() + 8 * r, 4);
+  std::memcpy(&zp, params.data() + 8 * r + 4, 4);
+  uint32_t a, b;
+  std::memcpy(&a, &scale, 4);
+  std::memcpy(&b, &want.scale, 4);
+  if (a == b && zp == want.zero_point) return true;
+  std::ostringstream o;
+  o << "row " << r << ": scale " << scale << " zp " << zp << " vs reference " << want.scale << " " << want.zero_point;
+  *why = o.str();
+  return false;
+}
+
 // dq8ca parameters are computed per row on the GPU, bit for bit equal to the reference's
 // (regression: the reference system computed per-token parameters per tensor). Shapes cover the
 // quantize kernel's paths: one word per thread (K 2048), several words per thread held in
@@ -246,16 +263,8 @@ void CheckDq8caRowParams(int64_t m, int64_t k, ir::Scheme weights, bool subgroup
   ASSERT_TRUE(RunLayer(*bundle, input, &ran, "x.dq8ca.params", size_t(s.m) * 8));
   gpu_test::ExpectNoValidationMessages("dq8ca params");
   for (int64_t r = 0; r < s.m; ++r) {
-    const ref::QParams want = ref::ChooseQParamsPerToken(x.data() + r * s.k, s.k);
-    float scale;
-    int32_t zp;
-    std::memcpy(&scale, ran.params.data() + 8 * r, 4);
-    std::memcpy(&zp, ran.params.data() + 8 * r + 4, 4);
-    uint32_t a, b;
-    std::memcpy(&a, &scale, 4);
-    std::memcpy(&b, &want.scale, 4);
-    EXPECT_EQ(a, b) << "row " << r << ": scale " << scale << " vs reference " << want.scale;
-    EXPECT_EQ(zp, want.zero_point) << "row " << r;
+    std::string why;
+    EXPECT_TRUE(RowParamsEqual(ran.params, r, ref::ChooseQParamsPerToken(x.data() + r * s.k, s.k), &why)) << why;
   }
   if (s.m > 5) {  // rows with different ranges really got different parameters
     float s0, s5;
@@ -315,16 +324,9 @@ TEST(Int4, Dq8caParamsAndBytesOverManyMagnitudes) {
   int bad = 0;
   for (int64_t r = 0; r < s.m && bad < 10; ++r) {
     const ref::QParams want = ref::ChooseQParamsPerToken(x.data() + r * s.k, s.k);
-    float scale;
-    int32_t zp;
-    std::memcpy(&scale, ran.params.data() + 8 * r, 4);
-    std::memcpy(&zp, ran.params.data() + 8 * r + 4, 4);
-    uint32_t a, b;
-    std::memcpy(&a, &scale, 4);
-    std::memcpy(&b, &want.scale, 4);
-    if (a != b || zp != want.zero_point) {
-      ADD_FAILURE() << "row " << r << ": scale " << scale << " zp " << zp << " vs reference " << want.scale << " "
-                    << want.zero_point;
+    std::string why;
+    if (!RowParamsEqual(ran.params, r, want, &why)) {
+      ADD_FAILURE() << why;
       ++bad;
       continue;
     }
