@@ -153,15 +153,14 @@ uvec4 load_b(uint n0, uint u, uint k0) {
   const uint k = k0 + c * 8u;        // 8 values (K is a multiple of 8 for int4)
   if (n >= N || k >= K) return uvec4(0u);
 #ifdef VKQC_W4
-  // w - zp exactly through float bits (no int-to-float conversions), then the one fp32 product.
-  const uint q = CWORD(n * KW + k / 8u), g = k / GS;
-  const float s = weight_scale(n, g), bias = 8388608.0 + float(weight_zp(n, g));
-  const vec4 a = nibbles_f(q & 0x0F0F0F0Fu, bias) * s;
-  const vec4 b = nibbles_f((q >> 4) & 0x0F0F0F0Fu, bias) * s;
+  const uint q = CWORD(n * KW + k / 8u), g = k / GS, zp = weight_zp(n, g);
+  const float s = weight_scale(n, g);
+  const vec4 a = unpack_i8x4(nibbles_minus_zp(q & 0x0F0F0F0Fu, zp)) * s;
+  const vec4 b = unpack_i8x4(nibbles_minus_zp((q >> 4) & 0x0F0F0F0Fu, zp)) * s;
 #else
   const float s = weight_scale(n, 0u);
-  const vec4 a = bytes_f(CWORD(n * KW + k / 4u)) * s;
-  const vec4 b = bytes_f(CWORD(n * KW + k / 4u + 1u)) * s;  // inside KW: K4P is even
+  const vec4 a = unpack_i8x4(CWORD(n * KW + k / 4u)) * s;
+  const vec4 b = unpack_i8x4(CWORD(n * KW + k / 4u + 1u)) * s;  // inside KW: K4P is even
 #endif
   return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
 #endif

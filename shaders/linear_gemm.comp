@@ -111,7 +111,7 @@ void main() {
           acc[i] += ivec4(SDOT(a, b.x), SDOT(a, b.y), SDOT(a, b.z), SDOT(a, b.w));
         }
 #else
-        const vec4 w0 = bytes_f(b.x), w1 = bytes_f(b.y), w2 = bytes_f(b.z), w3 = bytes_f(b.w);  // no int-to-float
+        const vec4 w0 = unpack_i8x4(b.x), w1 = unpack_i8x4(b.y), w2 = unpack_i8x4(b.z), w3 = unpack_i8x4(b.w);
         for (uint i = 0u; i < RM; ++i) {
           const vec4 a = sA[(ty + i * TY) * SBK + c];
           accd[i] += vec4(dot(a, w0), dot(a, w1), dot(a, w2), dot(a, w3));
