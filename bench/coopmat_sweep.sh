@@ -6,6 +6,7 @@
 # reference on a small ragged layer (K 1024, N 203, tokens 129) compiled with the same tile.
 # usage: bench/coopmat_sweep.sh VKQC PROFILE ROOFLINE K N ACT:WEIGHTS TOKENS [TILE...]
 #   ACT:WEIGHTS  q8ta:q8csw (int8 operands) or f16:q4gsw (fp16 operands, --allow-fp16) etc.
+#   GROUP=G      int4 group size (default 32)
 #   MODE=gemm    sweep the tiled int-dot / dequant GEMM instead (--no-coopmat --force-kernel gemm
 #                --gemm-shape TILE, TILE = RMxBK4: rows per thread x K words per step)
 set -u
@@ -24,8 +25,8 @@ trap 'rm -rf "$W"' EXIT
 IFS=: read -r act wq <<< "$SCHEME"
 flags=""
 [ "$act" = f16 ] && { act=float; flags="--allow-fp16"; }
-python3 "$HERE/gen_linear.py" "$W/g" "$K" "$N" "$act" "$wq" || exit 1
-python3 "$HERE/gen_linear.py" "$W/s" 1024 203 "$act" "$wq" || exit 1
+python3 "$HERE/gen_linear.py" "$W/g" "$K" "$N" "$act" "$wq" ${GROUP:-} || exit 1
+python3 "$HERE/gen_linear.py" "$W/s" 1024 203 "$act" "$wq" ${GROUP:-} || exit 1
 tol=1e-4
 [ -n "$flags" ] && tol=2e-3
 fail=0

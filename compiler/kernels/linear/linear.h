@@ -57,6 +57,9 @@ constexpr uint32_t kDefaultGemvMaxM = 8;
 // this many workgroups (H100, bench/RESULTS.md: 8 rows won with 224 to 896 workgroups, tied or lost
 // with 128 and fewer).
 constexpr uint64_t kMinWorkgroupsForTallTiles = 192;
+// The int8 cooperative matrix serves int4 weights (per-group fold) from this group size on
+// (H100, bench/RESULTS.md session 4).
+constexpr int64_t kMinCoopMatInt4Group = 64;
 
 // A layer's kernel choice. Pure data: selection is a function of (shape, profile, options).
 struct LinearChoice {

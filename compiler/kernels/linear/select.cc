@@ -86,8 +86,8 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     return "subgroup size " + std::to_string(sg) + " cannot be pinned on '" + p.name + "'";
   // Defaults from bench/coopmat_sweep.sh on the H100 (4096x14336; bench/RESULTS.md):
   // int8 operands: 2x4 subgroups of 4x2 tiles, 32 words (128 int8) of K per step: 331 TOPS at
-  // M=512, 281 at M=128 (16 words: 222, 196); int4 weights keep 16 words (their chunk slots need
-  // the shared memory). fp16 operands: 4x4 subgroups of 2x4 tiles (a 128x256 block), 16 words:
+  // M=512, 281 at M=128 (16 words: 222, 196); int4 weights too (groups of 128: 849 vs 930 us,
+  // session 4). fp16 operands: 4x4 subgroups of 2x4 tiles (a 128x256 block), 16 words:
   // 109 TFLOPS at M=512 (4x4 of 2x2: 88; 2x4 of 4x2: 58). Blocks of 128x256 for int8 were slower
   // (191 us against 183).
   c.cm_wm = o.cm_wm ? o.cm_wm : int8 ? 2 : 4;
@@ -95,7 +95,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   const uint32_t tm_max = int8 ? 4 : 2;
   c.cm_tm = o.cm_tm ? o.cm_tm : std::min(tm_max, s.m <= 32 ? 1u : s.m <= 64 ? 2u : 4u);  // small M: short blocks
   c.cm_tn = o.cm_tn ? o.cm_tn : (int8 ? 32 : 64) / c.cm_n;  // 32 / 64 columns per subgroup
-  c.cm_bkw = o.cm_bkw ? o.cm_bkw : int8 && !s.Int4() ? 32 : 16;  // 128 / 64 bytes of K per step
+  c.cm_bkw = o.cm_bkw ? o.cm_bkw : int8 ? 32 : 16;  // 128 / 64 bytes of K per step
   const uint32_t lkw = c.cm_k / (int8 ? 4 : 2);                   // shared words per MulAdd
   if (c.cm_bkw % 4 || c.cm_bkw % lkw || lkw % 4)
     return "K step of " + std::to_string(c.cm_bkw) + " words does not fit the " + std::to_string(c.cm_k) +
@@ -312,9 +312,11 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
 
   // The cooperative-matrix GEMM replaces the tiled GEMM where the target has it: for the int8
   // path with int8 weights (the same exact function), for float activations only with
-  // allow_fp16. Not for int4 weights on the int8 path: the per-group fold into fp32 runs on the
-  // shader cores, component by component, and measured slower than the tiled int-dot GEMM on the
-  // H100 (4096x14336, M=512: 2317 vs 2011 us; bench/RESULTS.md); --force-accum cm still selects it.
+  // allow_fp16. For int4 weights on the int8 path only with groups of kMinCoopMatInt4Group or
+  // more: the per-group fold into fp32 runs on the shader cores, component by component, once per
+  // group; on the H100 (4096x14336, M=512, bench/RESULTS.md session 4) groups of 128 took 849 µs
+  // against 1449 for the tiled int-dot GEMM and groups of 256 692 against 1381, but groups of 32
+  // 2191 against 1705. --force-accum cm selects it for any group.
   if (c.algo == Algo::Gemm && !o.force_accum && !s.conv) {
     LinearChoice cm = c;
     const std::string no = PlanCoopMat(s, p, o, cm);
@@ -324,9 +326,11 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       c.reason += "; no cooperative matrix: " + no;
     } else if (!cm.cm_int8 && !o.allow_fp16) {
       c.reason += "; the fp16 cooperative matrix is opt-in (--allow-fp16): fp16 rounding of activations and weights";
-    } else if (cm.cm_int8 && s.Int4()) {
-      c.reason += "; not the int8 cooperative matrix: its per-group int4 fold is slower than this GEMM (measured on "
-                  "the H100), --force-accum cm selects it";
+    } else if (cm.cm_int8 && s.Int4() && s.group_size < kMinCoopMatInt4Group) {
+      c.reason += "; not the int8 cooperative matrix: with groups of " + std::to_string(s.group_size) +
+                  " (< " + std::to_string(kMinCoopMatInt4Group) +
+                  ") its per-group int4 fold is slower than this GEMM (measured on the H100), --force-accum cm "
+                  "selects it";
     } else {
       cm.accum = Accum::CoopMat;
       std::ostringstream r;

@@ -101,18 +101,21 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
     LinearShape s = Shape(c.act, c.w, c.gs);
     s.x_int8 = c.x_int8;
     s.out_q8 = c.out_q8;
-    // int4 weights: the tiled int-dot GEMM unless forced (the per-group fold is slower).
-    const bool int4 = c.w != ir::Scheme::Q8CSW;
+    // int4 weights in groups shorter than kMinCoopMatInt4Group: the tiled int-dot GEMM unless
+    // forced (the per-group fold is slower); longer groups take the cooperative matrix.
+    const bool short_groups = c.w != ir::Scheme::Q8CSW && c.gs < linear::kMinCoopMatInt4Group;
     auto dflt = SelectLinear(s, p, {});
     ASSERT_TRUE(dflt.ok()) << dflt.error().message;
-    if (int4) {
+    if (short_groups) {
       std::string dot = c.want;
       dot.replace(dot.find("_cm_"), 4, "_dot_");
       EXPECT_EQ(dflt->VariantName(s), dot) << dflt->reason;
       EXPECT_TRUE(Has(dflt->reason, "per-group int4 fold")) << dflt->reason;
+    } else {
+      EXPECT_EQ(dflt->VariantName(s), c.want) << dflt->reason;
     }
     SelectOptions forced;
-    if (int4) forced.force_accum = Accum::CoopMat;
+    if (short_groups) forced.force_accum = Accum::CoopMat;
     auto ch = SelectLinear(s, p, forced);
     ASSERT_TRUE(ch.ok()) << ch.error().message;
     EXPECT_EQ(ch->VariantName(s), c.want) << ch->reason;
