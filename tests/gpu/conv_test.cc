@@ -101,15 +101,9 @@ void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed,
     input.resize(count * 4);
     std::memcpy(input.data(), xf.data(), input.size());
   }
-  vkqc_model model = nullptr;
-  vkqc_model_options mo;
-  vkqc_model_options_init(&mo);
-  mo.poison_memory = 1;
-  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &model), VKQC_OK) << vkqc_last_error();
   gpu_test::Loaded guard;
-  guard.model = model;
-  ASSERT_EQ(vkqc_model_write_input(model, 0, 0, input.data(), input.size()), VKQC_OK) << vkqc_last_error();
-  ASSERT_EQ(vkqc_model_run(model, 0), VKQC_OK) << vkqc_last_error();
+  ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, input.data(), input.size(), &guard));
+  vkqc_model model = guard.model;
   gpu_test::ExpectNoValidationMessages(where.str());
   vkqc_tensor_info info;
   vkqc_model_output_info(model, 0, 0, &info);
@@ -184,17 +178,8 @@ TEST(Dequantize, PerTensorAndPerToken) {
     if (scheme == ir::Scheme::Q8TA) q = ir::Quant{scheme, {0.02f}, {4}, 0, 0};
     g.tensors.push_back({"q", {5, 37}, ir::DType::I8, q, {}});
     g.tensors.push_back({"y", {5, 37}, ir::DType::F32, {}, {}});
-    ir::Op qop;
-    qop.name = "quant";
-    qop.type = ir::OpType::Quantize;
-    qop.inputs = {0};
-    qop.outputs = {1};
-    ir::Op dop;
-    dop.name = "dequant";
-    dop.type = ir::OpType::Dequantize;
-    dop.inputs = {1};
-    dop.outputs = {2};
-    g.ops = {qop, dop};
+    g.ops = {gpu_test::MakeOp("quant", ir::OpType::Quantize, {0}, {1}),
+             gpu_test::MakeOp("dequant", ir::OpType::Dequantize, {1}, {2})};
     g.inputs = {0};
     g.outputs = {2};
     auto profile = LoadProfile(gpu_test::TestProfile());

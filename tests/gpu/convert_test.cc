@@ -72,17 +72,8 @@ void CheckConvert(const ConvertCase& cc, uint32_t seed) {
   }
   g.tensors.push_back({"q", cc.shape, cc.int_type, q, {}});
   g.tensors.push_back({"y", cc.shape, cc.float_type, {}, {}});
-  ir::Op qop;
-  qop.name = "quant";
-  qop.type = ir::OpType::Quantize;
-  qop.inputs = {0};
-  qop.outputs = {1};
-  ir::Op dop;
-  dop.name = "dequant";
-  dop.type = ir::OpType::Dequantize;
-  dop.inputs = {1};
-  dop.outputs = {2};
-  g.ops = {qop, dop};
+  g.ops = {gpu_test::MakeOp("quant", ir::OpType::Quantize, {0}, {1}),
+           gpu_test::MakeOp("dequant", ir::OpType::Dequantize, {1}, {2})};
   g.inputs = {0};
   g.outputs = {1, 2};
   auto profile = LoadProfile(gpu_test::TestProfile());
@@ -106,16 +97,9 @@ void CheckConvert(const ConvertCase& cc, uint32_t seed) {
     for (auto& v : x) v = std::clamp(v, -6e4f, 6e4f);
   const std::vector<uint8_t> input = Encode(x, cc.float_type);
 
-  vkqc_model model = nullptr;
-  vkqc_model_options mo;
-  vkqc_model_options_init(&mo);
-  mo.poison_memory = 1;
-  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &model), VKQC_OK)
-      << vkqc_last_error();
   gpu_test::Loaded guard;
-  guard.model = model;
-  ASSERT_EQ(vkqc_model_write_input(model, 0, 0, input.data(), input.size()), VKQC_OK) << vkqc_last_error();
-  ASSERT_EQ(vkqc_model_run(model, 0), VKQC_OK) << vkqc_last_error();
+  ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, input.data(), input.size(), &guard));
+  vkqc_model model = guard.model;
   gpu_test::ExpectNoValidationMessages(where.str());
   std::vector<uint8_t> qb(count * size_t(ir::DTypeBits(cc.int_type) / 8));
   std::vector<uint8_t> yb(count * size_t(ir::DTypeBits(cc.float_type) / 8));
@@ -146,7 +130,9 @@ void CheckConvert(const ConvertCase& cc, uint32_t seed) {
       ADD_FAILURE() << "y[" << i << "] = " << got_y << ", reference " << want_y;
   }
   EXPECT_EQ(bad, 0);
-  if (count > 8) EXPECT_GE(saturated, 2) << "the saturation inputs did not saturate";
+  if (count > 8) {
+    EXPECT_GE(saturated, 2) << "the saturation inputs did not saturate";
+  }
 }
 
 TEST(Convert, PerTensorAndPerChannelAllTypes) {
@@ -169,8 +155,8 @@ TEST(Convert, PerTokenToHalf) {
   q.scheme = ir::Scheme::DQ8CA;
   g.tensors.push_back({"q", {17, 33}, ir::DType::I8, q, {}});
   g.tensors.push_back({"y", {17, 33}, ir::DType::F16, {}, {}});
-  ir::Op qop{"quant", ir::OpType::Quantize, {0}, {1}, {}, {}, {}, {}};
-  ir::Op dop{"dequant", ir::OpType::Dequantize, {1}, {2}, {}, {}, {}, {}};
+  const ir::Op qop = gpu_test::MakeOp("quant", ir::OpType::Quantize, {0}, {1});
+  const ir::Op dop = gpu_test::MakeOp("dequant", ir::OpType::Dequantize, {1}, {2});
   g.ops = {qop, dop};
   g.inputs = {0};
   g.outputs = {2};
@@ -181,16 +167,9 @@ TEST(Convert, PerTokenToHalf) {
   std::mt19937 rng(77);
   std::vector<float> x(17 * 33);
   for (auto& v : x) v = std::normal_distribution<float>(0.5f, 2.0f)(rng);
-  vkqc_model model = nullptr;
-  vkqc_model_options mo;
-  vkqc_model_options_init(&mo);
-  mo.poison_memory = 1;
-  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &model), VKQC_OK)
-      << vkqc_last_error();
   gpu_test::Loaded guard;
-  guard.model = model;
-  ASSERT_EQ(vkqc_model_write_input(model, 0, 0, x.data(), x.size() * 4), VKQC_OK);
-  ASSERT_EQ(vkqc_model_run(model, 0), VKQC_OK) << vkqc_last_error();
+  ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, x.data(), x.size() * 4, &guard));
+  vkqc_model model = guard.model;
   gpu_test::ExpectNoValidationMessages("per-token to f16");
   std::vector<uint8_t> yb(x.size() * 2);
   ASSERT_EQ(vkqc_model_read_output(model, 0, 0, yb.data(), yb.size()), VKQC_OK);
@@ -244,7 +223,9 @@ TEST(Convert, HalfRoundingMatchesReferenceOnEdges) {
     const uint16_t got = uint16_t(yb[2 * i] | (yb[2 * i + 1] << 8));
     const uint16_t exp = std::bit_cast<uint16_t>(static_cast<_Float16>(want->at("y")[i]));
     EXPECT_EQ(got, exp) << "x = " << x[i];
-    if (x[i] != 0.0f) EXPECT_EQ(want->at("y")[i], float(static_cast<_Float16>(x[i]))) << "x = " << x[i];
+    if (x[i] != 0.0f) {
+      EXPECT_EQ(want->at("y")[i], float(static_cast<_Float16>(x[i]))) << "x = " << x[i];
+    }
   }
 }
 

@@ -186,16 +186,9 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
   std::vector<float> xf;
   const std::vector<uint8_t> input = testing_graphs::QLayerInput(s, seed + 7, &xf);
 
-  vkqc_model model = nullptr;
-  vkqc_model_options mo;
-  vkqc_model_options_init(&mo);
-  mo.poison_memory = 1;
-  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), &mo, &model), VKQC_OK)
-      << vkqc_last_error();
   gpu_test::Loaded guard;
-  guard.model = model;
-  ASSERT_EQ(vkqc_model_write_input(model, 0, 0, input.data(), input.size()), VKQC_OK) << vkqc_last_error();
-  ASSERT_EQ(vkqc_model_run(model, 0), VKQC_OK) << vkqc_last_error();
+  ASSERT_TRUE(gpu_test::LoadAndRun(bundle, input.data(), input.size(), &guard));
+  vkqc_model model = guard.model;
   vkqc_tensor_info info;
   ASSERT_EQ(vkqc_model_output_info(model, 0, 0, &info), VKQC_OK);
   std::vector<uint8_t> out(info.size_bytes);

@@ -130,8 +130,12 @@ TEST(Fold, StaticChainsHaveNoFloatRoundTrip) {
         gpu_test::ExpectNoValidationMessages("fold");
         ASSERT_EQ(variants.size(), g.ops.size());
         for (size_t i = 0; i < g.ops.size(); ++i) {
-          if (g.ops[i].name == "dequant_mid") EXPECT_EQ(variants[i], w.dequant_mid);
-          if (g.ops[i].name == "quant_mid") EXPECT_EQ(variants[i], w.quant_mid);
+          if (g.ops[i].name == "dequant_mid") {
+            EXPECT_EQ(variants[i], w.dequant_mid);
+          }
+          if (g.ops[i].name == "quant_mid") {
+            EXPECT_EQ(variants[i], w.quant_mid);
+          }
         }
         auto want = ref::RunGraph(g, {{"x", x}}, {});
         ASSERT_TRUE(want.ok()) << want.error().message;

@@ -11,8 +11,10 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "compiler/graph/ir.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc::gpu_test {
@@ -127,6 +129,31 @@ struct Loaded {
   vkqc_model model = nullptr;
   ~Loaded() { vkqc_model_destroy(model); }
 };
+
+// Loads `bundle` into `l` with poisoned memory, writes input 0 of program 0 (`bytes` bytes at
+// `input`) and runs program 0 once.
+inline ::testing::AssertionResult LoadAndRun(const std::vector<uint8_t>& bundle, const void* input, size_t bytes,
+                                             Loaded* l) {
+  vkqc_model_options mo;
+  vkqc_model_options_init(&mo);
+  mo.poison_memory = 1;
+  if (vkqc_model_load(Context(), bundle.data(), bundle.size(), &mo, &l->model) != VKQC_OK)
+    return ::testing::AssertionFailure() << "load: " << vkqc_last_error();
+  if (vkqc_model_write_input(l->model, 0, 0, input, bytes) != VKQC_OK)
+    return ::testing::AssertionFailure() << "write_input: " << vkqc_last_error();
+  if (vkqc_model_run(l->model, 0) != VKQC_OK) return ::testing::AssertionFailure() << "run: " << vkqc_last_error();
+  return ::testing::AssertionSuccess();
+}
+
+// An op of `type` from tensors `inputs` to `outputs` (indices), attributes at their defaults.
+inline ir::Op MakeOp(const char* name, ir::OpType type, std::vector<int> inputs, std::vector<int> outputs) {
+  ir::Op op;
+  op.name = name;
+  op.type = type;
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  return op;
+}
 
 // Loads `bundle` (poisoned memory), runs program `tokens` with one f32 input, returns the
 // f32 output and the layers' integer_path flags.

@@ -33,17 +33,9 @@ struct Ran {
 
 ::testing::AssertionResult RunLayer(const std::vector<uint8_t>& bundle, const std::vector<uint8_t>& input, Ran* r,
                                const char* intermediate = nullptr, size_t intermediate_bytes = 0) {
-  vkqc_model model = nullptr;
-  vkqc_model_options mo;
-  vkqc_model_options_init(&mo);
-  mo.poison_memory = 1;
-  if (vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), &mo, &model) != VKQC_OK)
-    return ::testing::AssertionFailure() << "load: " << vkqc_last_error();
   gpu_test::Loaded guard;
-  guard.model = model;
-  if (vkqc_model_write_input(model, 0, 0, input.data(), input.size()) != VKQC_OK)
-    return ::testing::AssertionFailure() << vkqc_last_error();
-  if (vkqc_model_run(model, 0) != VKQC_OK) return ::testing::AssertionFailure() << "run: " << vkqc_last_error();
+  if (auto ran = gpu_test::LoadAndRun(bundle, input.data(), input.size(), &guard); !ran) return ran;
+  vkqc_model model = guard.model;
   vkqc_tensor_info info;
   vkqc_model_output_info(model, 0, 0, &info);
   r->out.resize(info.size_bytes);

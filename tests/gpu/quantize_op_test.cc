@@ -83,16 +83,9 @@ TEST(QuantizeOp, FeedsLinearsWithItsParameters) {
         auto x = testing_graphs::RandomFloats(size_t(m * k), seed);
         for (int64_t r = 0; r < m; ++r)
           for (int64_t j = 0; j < k; ++j) x[r * k + j] *= float(1 + r % 4);
-        vkqc_model model = nullptr;
-        vkqc_model_options mo;
-        vkqc_model_options_init(&mo);
-        mo.poison_memory = 1;
-        ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &model), VKQC_OK)
-            << vkqc_last_error();
         gpu_test::Loaded guard;
-        guard.model = model;
-        ASSERT_EQ(vkqc_model_write_input(model, 0, 0, x.data(), x.size() * 4), VKQC_OK);
-        ASSERT_EQ(vkqc_model_run(model, 0), VKQC_OK) << vkqc_last_error();
+        ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, x.data(), x.size() * 4, &guard));
+        vkqc_model model = guard.model;
         gpu_test::ExpectNoValidationMessages("quantize op");
         std::vector<bool> integer(g.ops.size(), false);
         for (uint32_t i = 0; i < vkqc_model_layer_count(model, 0); ++i) {
