@@ -168,8 +168,8 @@ Status RunTune(const TuneOptions& o) {
     tuned.gemv_threads = tuned.gemv_channels = tuned.gemv_unroll = 0;
   }
 
-  // Whether the GEMM of a layer is the int8 cooperative matrix on this device.
-  auto coopmat_gemm = [&](const Layer& l, int64_t m) {
+  // The GEMM the compiler would choose for a layer at M = m under profile `p`.
+  auto gemm_choice = [&](const Layer& l, int64_t m, const TargetProfile& p) {
     linear::LinearShape shape;
     shape.m = m;
     shape.k = l.k;
@@ -179,7 +179,11 @@ Status RunTune(const TuneOptions& o) {
     shape.group_size = l.weights == q8 ? 0 : l.group;
     linear::SelectOptions so;
     so.force_algo = Algo::Gemm;
-    auto c = linear::SelectLinear(shape, tuned, so);
+    return linear::SelectLinear(shape, p, so);
+  };
+  // Whether the GEMM of a layer is the int8 cooperative matrix on this device.
+  auto coopmat_gemm = [&](const Layer& l, int64_t m) {
+    auto c = gemm_choice(l, m, tuned);
     return c.ok() && c->accum == linear::Accum::CoopMat;
   };
 
@@ -202,14 +206,26 @@ Status RunTune(const TuneOptions& o) {
   // 2b. Rows per thread of the tiled GEMM (4 or 8), for int4 and for int8 weights, each on its
   // prefill layers (the tiled ones: the int8 cooperative matrix takes others).
   for (const bool int4 : {true, false}) {
-    std::vector<Layer> layers;
-    for (const Layer& l : prefill_tiled)
-      if ((l.weights == q4) == int4) layers.push_back(l);
-    if (layers.empty()) continue;
     std::vector<Candidate> rows;
     rows.push_back({tuned, "4 rows per thread (default)", 0, {}});
     rows.push_back({tuned, "8 rows per thread", 0, {}});
     (int4 ? rows[1].p.gemm_rows_int4 : rows[1].p.gemm_rows_int8) = 8;
+    // Only layers where the compiler would take the taller tiles (the int-dot path, enough
+    // workgroups, long enough int4 groups): elsewhere both candidates are the same kernel.
+    std::vector<Layer> layers;
+    for (const Layer& l : prefill_tiled) {
+      if ((l.weights == q4) != int4) continue;
+      auto tall = gemm_choice(l, m_prefill, rows[1].p);
+      if (tall.ok() && tall->rm == 8) layers.push_back(l);
+    }
+    if (layers.empty()) {  // keep what the sidecar had (0: not measured)
+      const uint32_t kept = int4 ? target.profile.gemm_rows_int4 : target.profile.gemm_rows_int8;
+      (int4 ? tuned.gemm_rows_int4 : tuned.gemm_rows_int8) = kept;
+      std::printf("\n%s tiled GEMM rows per thread: not swept (none of the %s prefill layers on the tiled GEMM "
+                  "at M=%lld would take 8 rows on this device); kept %u\n",
+                  int4 ? "int4" : "int8", int4 ? "int4" : "int8", static_cast<long long>(m_prefill), kept);
+      continue;
+    }
     VKQC_TRY(Sweep(tuner, rows, layers, m_prefill, Algo::Gemm));
     PrintRanking(int4 ? "int4 tiled GEMM rows per thread" : "int8 tiled GEMM rows per thread", rows, layers, m_prefill);
     (int4 ? tuned.gemm_rows_int4 : tuned.gemm_rows_int8) =
