@@ -3,7 +3,7 @@
 # --force-kernel gemv and with --force-kernel gemm (which is the cooperative-matrix GEMM where
 # the target selects it) for every token count and prints the median layer times side by side.
 # Used to place the GEMV/GEMM thresholds of a profile (bench/RESULTS.md).
-# usage: bench/crossover.sh VKQC PROFILE K N ACT:WEIGHTS [TOKENS...]
+# usage: bench/crossover.sh VKQC PROFILE K N ACT:WEIGHTS [TOKENS...]   (GROUP=G: int4 group size, default 32)
 set -u
 VKQC=$1 PROFILE=$2 K=$3 N=$4 SCHEME=$5
 shift 5
@@ -12,7 +12,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 IFS=: read -r act wq <<< "$SCHEME"
-python3 "$HERE/gen_linear.py" "$W/g" "$K" "$N" "$act" "$wq" || exit 1
+python3 "$HERE/gen_linear.py" "$W/g" "$K" "$N" "$act" "$wq" ${GROUP:-} || exit 1
 list=$(echo $TOKENS | tr ' ' ,)
 for kern in gemv gemm; do
   "$VKQC" compile "$W/g/graph.json" --target "$PROFILE" --tokens "$list" --force-kernel $kern -o "$W/$kern.vkqb" > /dev/null || exit 1

@@ -4,7 +4,7 @@
 # the layer is compiled (--force-kernel gemv), checked against the CPU reference on a small
 # ragged layer of the same scheme, and benched; prints the layer's median µs and its fraction of
 # the read roofline. ACT i8 (input already int8) times the GEMV alone, without a quantize pass.
-# usage: bench/gemv_sweep.sh VKQC PROFILE K N ACT:WEIGHTS [TxCxU...]
+# usage: bench/gemv_sweep.sh VKQC PROFILE K N ACT:WEIGHTS [TxCxU...]   (GROUP=G: int4 group size, default 32)
 #   PROFILE: a built-in name or PROFILE.json (its sidecar PROFILE.vkqc.json is the base);
 #   BENCH_OPTS replaces `--roofline PROFILE` (e.g. "--peak-gbps 50 --peak-tops 1" without a roofline)
 set -u
@@ -15,8 +15,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 IFS=: read -r act wq <<< "$SCHEME"
-python3 "$HERE/gen_linear.py" "$W/g" "$K" "$N" "$act" "$wq" > /dev/null || exit 1
-python3 "$HERE/gen_linear.py" "$W/s" 1024 203 "$act" "$wq" > /dev/null || exit 1
+python3 "$HERE/gen_linear.py" "$W/g" "$K" "$N" "$act" "$wq" ${GROUP:-} > /dev/null || exit 1
+python3 "$HERE/gen_linear.py" "$W/s" 1024 203 "$act" "$wq" ${GROUP:-} > /dev/null || exit 1
 if [ -f "$PROFILE" ]; then
   cp "$PROFILE" "$W/p.json"; side="${PROFILE%.json}.vkqc.json"
 else
