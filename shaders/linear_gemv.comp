@@ -137,7 +137,6 @@ void loop_int8_dot(uint t, uint n0, uint mbase) {
 #endif
 
 #if !defined(VKQC_INT_DOT) && !defined(VKQC_X_Q8) && defined(VKQC_W4)
-
 // Float x int4, groups a multiple of 32 (so K is too, and each row of x starts on a vec4): the
 // 32 activations of a unit are loaded once per row as 8 vec4 and shared by the NR channels.
 void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
@@ -168,8 +167,8 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
           const float b = bias[u * NR + r];
           float p = 0.0;
           for (uint q = 0u; q < 4u; ++q) {
-            p += dot(xv[2u * q], nibbles_f(w[q] & 0x0F0F0F0Fu, b)) +
-                 dot(xv[2u * q + 1u], nibbles_f((w[q] >> 4u) & 0x0F0F0F0Fu, b));
+            p += dot(xv[2u * q], ubytes_f(w[q] & 0x0F0F0F0Fu, b)) +
+                 dot(xv[2u * q + 1u], ubytes_f((w[q] >> 4u) & 0x0F0F0F0Fu, b));
           }
           acc[mi * NR + r] += p * sw[u * NR + r];
         }
@@ -180,7 +179,6 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
 #endif
 
 #if !defined(VKQC_INT_DOT) && !defined(VKQC_X_Q8) && !defined(VKQC_W4)
-
 // Float x int8, K a multiple of 16 (each row of x starts on a vec4 and every unit is real): the 16
 // activations of a unit are loaded once per row as 4 vec4 and shared by the NR channels; UNR x NR
 // weight units are in flight per thread.

@@ -206,10 +206,12 @@ Status RunTune(const TuneOptions& o) {
   // 2b. Rows per thread of the tiled GEMM (4 or 8), for int4 and for int8 weights, each on its
   // prefill layers (the tiled ones: the int8 cooperative matrix takes others).
   for (const bool int4 : {true, false}) {
+    uint32_t TargetProfile::*const field = int4 ? &TargetProfile::gemm_rows_int4 : &TargetProfile::gemm_rows_int8;
+    const char* const what = int4 ? "int4" : "int8";
     std::vector<Candidate> rows;
     rows.push_back({tuned, "4 rows per thread (default)", 0, {}});
     rows.push_back({tuned, "8 rows per thread", 0, {}});
-    (int4 ? rows[1].p.gemm_rows_int4 : rows[1].p.gemm_rows_int8) = 8;
+    rows[1].p.*field = 8;
     // Only layers where the compiler would take the taller tiles (the int-dot path, enough
     // workgroups, long enough int4 groups): elsewhere both candidates are the same kernel.
     std::vector<Layer> layers;
@@ -219,17 +221,15 @@ Status RunTune(const TuneOptions& o) {
       if (tall.ok() && tall->rm == 8) layers.push_back(l);
     }
     if (layers.empty()) {  // keep what the sidecar had (0: not measured)
-      const uint32_t kept = int4 ? target.profile.gemm_rows_int4 : target.profile.gemm_rows_int8;
-      (int4 ? tuned.gemm_rows_int4 : tuned.gemm_rows_int8) = kept;
+      tuned.*field = target.profile.*field;
       std::printf("\n%s tiled GEMM rows per thread: not swept (none of the %s prefill layers on the tiled GEMM "
                   "at M=%lld would take 8 rows on this device); kept %u\n",
-                  int4 ? "int4" : "int8", int4 ? "int4" : "int8", static_cast<long long>(m_prefill), kept);
+                  what, what, static_cast<long long>(m_prefill), tuned.*field);
       continue;
     }
     VKQC_TRY(Sweep(tuner, rows, layers, m_prefill, Algo::Gemm));
-    PrintRanking(int4 ? "int4 tiled GEMM rows per thread" : "int8 tiled GEMM rows per thread", rows, layers, m_prefill);
-    (int4 ? tuned.gemm_rows_int4 : tuned.gemm_rows_int8) =
-        int4 ? Best(rows).p.gemm_rows_int4 : Best(rows).p.gemm_rows_int8;
+    PrintRanking((std::string(what) + " tiled GEMM rows per thread").c_str(), rows, layers, m_prefill);
+    tuned.*field = Best(rows).p.*field;
   }
 
   // 3. GEMV/GEMM thresholds: the largest M up to which the GEMV is at least as fast at every

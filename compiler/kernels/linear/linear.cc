@@ -63,6 +63,19 @@ uint32_t FloorPow2(uint32_t v) {
   while (p * 2 <= v) p *= 2;
   return p;
 }
+// An elementwise pass over float rows [M,K] (spec constants: 0 workgroup size, 1 M, 2 K, 3 K4P):
+// one invocation per output item, `items` in all, 128 per workgroup.
+DispatchParams RowWordsDispatch(const char* shader, int64_t m, int64_t k, uint64_t items, const TargetProfile& p) {
+  DispatchParams d;
+  d.shader = {shader, {}};
+  const uint32_t local = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, PackedK4(k)}};
+  d.local_size[0] = local;
+  d.local_size[1] = d.local_size[2] = 1;
+  SplitGroups(Ceil(int64_t(items), local), p.max_compute_work_group_count[0], d.group_count);
+  d.group_count[2] = 1;
+  return d;
+}
 }  // namespace
 
 DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scale, int32_t zero_point,
@@ -90,28 +103,13 @@ DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scal
     d.shared_memory_bytes = local * 8 + 8;
     return d;
   }
-  d.shader = {"quantize_q8ta.comp", {}};
-  const uint32_t local = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
-  d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
-  d.local_size[0] = local;
-  d.local_size[1] = d.local_size[2] = 1;
-  SplitGroups(Ceil(m * k4p, local), p.max_compute_work_group_count[0], d.group_count);
-  d.group_count[2] = 1;
+  d = RowWordsDispatch("quantize_q8ta.comp", m, k, uint64_t(m) * k4p, p);
   d.push = Bytes(QuantizePush{1.0f / scale, zero_point});
   return d;
 }
 
 DispatchParams HalfDispatch(int64_t m, int64_t k, const TargetProfile& p) {
-  DispatchParams d;
-  d.shader = {"convert_f16.comp", {}};
-  const uint32_t local = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
-  const uint32_t k4p = PackedK4(k);
-  d.spec = {{0, local}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, k4p}};
-  d.local_size[0] = local;
-  d.local_size[1] = d.local_size[2] = 1;
-  SplitGroups(Ceil(m * (k4p / 2), local), p.max_compute_work_group_count[0], d.group_count);
-  d.group_count[2] = 1;
-  return d;
+  return RowWordsDispatch("convert_f16.comp", m, k, uint64_t(m) * (PackedK4(k) / 2), p);
 }
 
 DispatchParams RepackDispatch(bool to_packed, int64_t m, int64_t k, const TargetProfile& p) {

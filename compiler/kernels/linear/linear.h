@@ -53,10 +53,13 @@ struct SelectOptions {
   uint32_t gemm_rm = 0, gemm_bk4 = 0;
 };
 constexpr uint32_t kDefaultGemvMaxM = 8;
-// The tiled GEMM takes the profile's taller int4 tiles (gemm_rows_int4) only when they still give
-// this many workgroups (H100, bench/RESULTS.md: 8 rows won with 224 to 896 workgroups, tied or lost
-// with 128 and fewer).
+// The tiled GEMM takes the profile's taller tiles (gemm_rows_int4 / gemm_rows_int8) only when they
+// still give this many workgroups (H100, bench/RESULTS.md session 4: 8 rows won with 224 to 1792
+// workgroups, tied or lost with 128 and fewer), and on the int-dot path int4 weights only in
+// groups of at least kMinTallTilesInt4DotGroup values (with groups of 32 the per-group fold of 8
+// rows cost more than the taller tile saved).
 constexpr uint64_t kMinWorkgroupsForTallTiles = 192;
+constexpr int64_t kMinTallTilesInt4DotGroup = 128;
 // The int8 cooperative matrix serves int4 weights (per-group fold) from this group size on
 // (H100, bench/RESULTS.md session 4).
 constexpr int64_t kMinCoopMatInt4Group = 64;

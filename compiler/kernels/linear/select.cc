@@ -242,7 +242,8 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // M=128 (64 workgroups) 744 vs 594 (q8) and 8192x2048 at M=512 (128) 415 vs 374; q4gsw g32
     // 4096x14336 M=512 1776 vs 1705.
     const bool dot = c.accum == Accum::IntDot;
-    const uint32_t tall = s.Int4() ? (!dot || s.group_size >= 128 ? p.gemm_rows_int4 : 0) : (dot ? p.gemm_rows_int8 : 0);
+    const uint32_t tall = s.Int4() ? (!dot || s.group_size >= kMinTallTilesInt4DotGroup ? p.gemm_rows_int4 : 0)
+                                   : (dot ? p.gemm_rows_int8 : 0);
     if (tall > c.rm) {
       const uint64_t wgs = uint64_t((s.m + c.ty * tall - 1) / (c.ty * tall)) *
                            uint64_t((s.n + c.tx * c.rn - 1) / (c.tx * c.rn));

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "compiler/kernels/linear/linear.h"
+#include "linear_shape_util.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/shaderlib/coopmat_khr.h"
 #include "compiler/shaderlib/shaderlib.h"
@@ -26,16 +27,6 @@ TargetProfile Load(const std::string& name) {
 }
 
 
-LinearShape Shape(ir::Scheme act, ir::Scheme w, int64_t gs, int64_t m = 512, int64_t k = 4096, int64_t n = 14336) {
-  LinearShape s;
-  s.m = m;
-  s.k = k;
-  s.n = n;
-  s.act = act;
-  s.weights = w;
-  s.group_size = w == ir::Scheme::Q8CSW ? 0 : gs;
-  return s;
-}
 
 bool Has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 
@@ -127,7 +118,9 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
     EXPECT_TRUE(ch->cm_pin_subgroup);
     EXPECT_LE(ch->SharedMemoryBytes(), p.max_compute_shared_memory_size) << c.want;
     EXPECT_LE(ch->Invocations(), p.max_compute_work_group_invocations);
-    if (c.w != ir::Scheme::Q8CSW) EXPECT_GE(ch->cm_nslot, uint32_t(c.gs / 32)) << c.want;
+    if (c.w != ir::Scheme::Q8CSW) {
+      EXPECT_GE(ch->cm_nslot, uint32_t(c.gs / 32)) << c.want;
+    }
   }
   // Small prefill: shorter blocks.
   SelectOptions gemm;
@@ -455,7 +448,9 @@ TEST(CoopMatShaders, KhrTranslation) {
         if (op == 4459) {
           ++muladds;
           EXPECT_EQ(n, int8 ? 7u : 6u);  // signedness operands for int8 only
-          if (int8) EXPECT_EQ(a[5], 0xFu);
+          if (int8) {
+            EXPECT_EQ(a[5], 0xFu);
+          }
         }
         i += n;
       }

@@ -80,7 +80,9 @@ TEST(Packer, Int4RoundTripSymmetricAndAsymmetric) {
     // The +8 bias: nibble of k=0 of row 0 is q+8 in the low nibble of byte 0.
     EXPECT_EQ(s.region[0] & 0xF, (q[0] + 8) & 0xF);
     // k=4 sits in the high nibble of byte 0 (lines up with the second activation word).
-    if (k >= 8) EXPECT_EQ(s.region[0] >> 4, (q[4] + 8) & 0xF);
+    if (k >= 8) {
+      EXPECT_EQ(s.region[0] >> 4, (q[4] + 8) & 0xF);
+    }
     for (int64_t i = 0; i < n * groups; ++i) EXPECT_EQ(F(s, s.scale_off + uint32_t(i)), scales[i]);
     // q4gaw: q in [0, 15], zero point per group
     std::vector<int> u(size_t(n * k));

@@ -4,6 +4,7 @@
 
 #include "compiler/kernels/conv/conv.h"
 #include "compiler/kernels/linear/linear.h"
+#include "linear_shape_util.h"
 
 namespace vkqc::linear {
 namespace {
@@ -47,7 +48,9 @@ TEST_P(SelectGolden, VariantAndLimits) {
     EXPECT_LE(c->SharedMemoryBytes(), p->max_compute_shared_memory_size);
     EXPECT_LE(c->Invocations(), p->max_compute_work_group_invocations);
     EXPECT_FALSE(c->reason.empty());
-    if (m == 1) EXPECT_EQ(c->subgroup_size, g.gemv_subgroup) << c->reason;
+    if (m == 1) {
+      EXPECT_EQ(c->subgroup_size, g.gemv_subgroup) << c->reason;
+    }
   }
   // Weight-only layers always dequantize.
   LinearShape f;
@@ -104,13 +107,7 @@ TEST(Select, TallTilesOnlyWithEnoughWorkgroups) {
   ASSERT_EQ(p->gemm_rows_int4, 8u);
   ASSERT_EQ(p->gemm_rows_int8, 8u);
   auto rows = [&](int64_t m, int64_t k, int64_t n, ir::Scheme w, ir::Scheme act, int64_t group = 128) {
-    LinearShape s;
-    s.m = m;
-    s.k = k;
-    s.n = n;
-    s.act = act;
-    s.weights = w;
-    s.group_size = w == ir::Scheme::Q8CSW ? 0 : group;
+    const LinearShape s = Shape(act, w, group, m, k, n);
     SelectOptions o;
     o.no_coopmat = true;
     auto c = SelectLinear(s, *p, o);
