@@ -1,5 +1,7 @@
 #include "reference/reference.h"
 
+#include "reference/decoder_reference.h"
+
 #include "reference/conv_reference.h"
 
 #include <algorithm>
@@ -196,8 +198,13 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const ir::Op& op = g.ops[i];
     for (int in : op.inputs)
-      if (!g.tensors[in].is_constant() && !values.count(in))
+      if (!g.tensors[in].is_constant() && !g.tensors[in].state && !values.count(in))
         return UserError("reference: op '" + op.name + "' reads a value not computed yet");
+    if (IsDecoderOp(op.type)) {
+      DecoderValues dv{values, ints, o.state, magnitude};
+      VKQC_TRY(RunDecoderOp(g, op, o.tokens, dv));
+      continue;
+    }
     if (op.type == ir::OpType::Mul) {
       const auto& a = values[op.inputs[0]];
       const auto& b = values[op.inputs[1]];

@@ -65,6 +65,9 @@ struct RunOptions {
   // Values of i32 graph inputs (exact; the float map cannot hold every int32). f16 inputs are
   // given as floats and rounded to f16 on the way in, as the device sees them.
   std::map<std::string, std::vector<int32_t>> int32_inputs;
+  // KV caches (state tensors) by name, [Hkv][S][D] values: read and updated by attention ops.
+  // nullptr, or a missing entry: zeros (a fresh state).
+  std::map<std::string, std::vector<float>>* state = nullptr;
 };
 
 struct GraphResult {

@@ -143,6 +143,12 @@ class Importer {
   Status ParseConv2d(const json& j, const std::string& where, ir::Op& op);
   Status ParseAdd(const json& j, const std::string& where, ir::Op& op);
   Status ParsePool(const json& j, const std::string& where, ir::Op& op);
+  Status ParseNorm(const json& j, const std::string& where, ir::Op& op);
+  Status ParseRope(const json& j, const std::string& where, ir::Op& op);
+  Status ParseAttention(const json& j, const std::string& where, ir::Op& op);
+  // An optional number (float) or integer key; absent keeps `out`.
+  Status ParseFloat(const json& j, const char* key, const std::string& where, float& out) const;
+  Status ParseInt(const json& j, const char* key, const std::string& where, int32_t& out) const;
   Status ParseInts(const json& j, const char* key, size_t n, const char* meaning,
                    const std::string& where, int32_t* out) const;
   Status ParseActivation(const json& j, const std::string& where, ir::Activation& out) const;
@@ -475,7 +481,7 @@ Status Importer::ParseTensor(const json& j, size_t index) {
   if (!j.is_object()) return Fail(where, "must be an object");
   VKQC_ASSIGN_OR_RETURN(std::string name, String(j, "name", where));
   where = Where("tensors", index, name);
-  VKQC_TRY(CheckKeys(j, where, {"name", "shape", "dtype", "data", "quant"}));
+  VKQC_TRY(CheckKeys(j, where, {"name", "shape", "dtype", "data", "quant", "state"}));
   auto [it, fresh] = tensor_index_.emplace(name, index);
   if (!fresh) {
     return Fail(where, "name is already used by tensors[" + std::to_string(it->second) +
@@ -539,6 +545,8 @@ Status Importer::ParseTensor(const json& j, size_t index) {
     }
   }
 
+  VKQC_TRY(ParseBool(j, "state", where, t.state));
+  if (t.state && t.data) return Fail(where, "a state tensor (\"state\": true) cannot have \"data\"");
   if (j.contains("quant")) {
     t.quant.emplace();
     u8_quant_ = t.dtype == ir::DType::U8;  // u8 tensors give uint8 parameters, converted below
@@ -707,6 +715,63 @@ Status Importer::ParsePool(const json& j, const std::string& where, ir::Op& op) 
   return ApplyOutputQuant(a.output_quant, op, where);
 }
 
+Status Importer::ParseFloat(const json& j, const char* key, const std::string& where, float& out) const {
+  if (!j.contains(key)) return {};
+  const json& v = j[key];
+  if (!v.is_number()) return Fail(where, std::string(key) + " must be a number, not " + v.dump());
+  out = v.get<float>();
+  return {};
+}
+
+Status Importer::ParseInt(const json& j, const char* key, const std::string& where, int32_t& out) const {
+  if (!j.contains(key)) return {};
+  const json& v = j[key];
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT32_MAX) ||
+      (!v.is_number_unsigned() && v.get<int64_t>() < INT32_MIN))
+    return Fail(where, std::string(key) + " must be a 32-bit integer, not " + v.dump());
+  out = v.get<int32_t>();
+  return {};
+}
+
+Status Importer::ParseNorm(const json& j, const std::string& where, ir::Op& op) {
+  return ParseFloat(j, "eps", where, op.norm.eps);
+}
+
+Status Importer::ParseRope(const json& j, const std::string& where, ir::Op& op) {
+  ir::RopeAttrs& a = op.rope;
+  VKQC_TRY(ParseInt(j, "head_dim", where, a.head_dim));
+  VKQC_TRY(ParseFloat(j, "theta", where, a.theta));
+  VKQC_TRY(ParseInt(j, "max_positions", where, a.max_positions));
+  if (j.contains("layout")) {
+    const json& v = j["layout"];
+    if (v == "half") a.interleaved = false;
+    else if (v == "interleaved") a.interleaved = true;
+    else return Fail(where, "layout must be \"half\" (pairs i, i + head_dim/2) or \"interleaved\" (pairs 2i, 2i+1), not " + v.dump());
+  }
+  if (j.contains("scaling")) {
+    const json& sc = j["scaling"];
+    const std::string w = where + " scaling";
+    if (!sc.is_object()) return Fail(w, "must be an object");
+    VKQC_TRY(CheckKeys(sc, w, {"type", "factor", "low_freq_factor", "high_freq_factor", "original_max_position"}));
+    VKQC_ASSIGN_OR_RETURN(std::string type, String(sc, "type", w));
+    if (type != "llama3") return Fail(w, "unknown type " + Quote(type) + " (known: llama3)");
+    a.llama3 = true;
+    VKQC_TRY(ParseFloat(sc, "factor", w, a.factor));
+    VKQC_TRY(ParseFloat(sc, "low_freq_factor", w, a.low_freq_factor));
+    VKQC_TRY(ParseFloat(sc, "high_freq_factor", w, a.high_freq_factor));
+    VKQC_TRY(ParseInt(sc, "original_max_position", w, a.original_max_position));
+  }
+  return {};
+}
+
+Status Importer::ParseAttention(const json& j, const std::string& where, ir::Op& op) {
+  ir::AttentionAttrs& a = op.attention;
+  VKQC_TRY(ParseInt(j, "num_heads", where, a.num_heads));
+  VKQC_TRY(ParseInt(j, "num_kv_heads", where, a.num_kv_heads));
+  VKQC_TRY(ParseInt(j, "head_dim", where, a.head_dim));
+  return ParseFloat(j, "scale", where, a.scale);
+}
+
 const std::vector<OpSyntax>& OpSyntaxes() {
   static const std::vector<OpSyntax> kOps = {
       {"linear",
@@ -726,6 +791,15 @@ const std::vector<OpSyntax>& OpSyntaxes() {
        ir::OpType::AvgPool2d,
        {"kernel", "stride", "padding", "global", "output_quant"},
        &Importer::ParsePool},
+      {"embedding", ir::OpType::Embedding, {}, &Importer::ParseNoAttrs},
+      {"rms_norm", ir::OpType::RmsNorm, {"eps"}, &Importer::ParseNorm},
+      {"rope",
+       ir::OpType::Rope,
+       {"head_dim", "theta", "layout", "max_positions", "scaling"},
+       &Importer::ParseRope},
+      {"attention", ir::OpType::Attention, {"num_heads", "num_kv_heads", "head_dim", "scale"},
+       &Importer::ParseAttention},
+      {"argmax", ir::OpType::Argmax, {}, &Importer::ParseNoAttrs},
   };
   return kOps;
 }

@@ -1,5 +1,8 @@
 #include "compiler/graph/ir.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace vkqc::ir {
 
 const char* DTypeName(DType t) {
@@ -84,6 +87,16 @@ const char* OpTypeName(OpType t) {
       return "add";
     case OpType::AvgPool2d:
       return "avg_pool2d";
+    case OpType::Embedding:
+      return "embedding";
+    case OpType::RmsNorm:
+      return "rms_norm";
+    case OpType::Rope:
+      return "rope";
+    case OpType::Attention:
+      return "attention";
+    case OpType::Argmax:
+      return "argmax";
   }
   return "unknown-op";
 }
@@ -99,6 +112,36 @@ const char* ActivationName(Activation a) {
   }
   return "unknown-activation";
 }
+
+std::vector<float> RopeTable(const RopeAttrs& a) {
+  const int64_t half = a.head_dim / 2;
+  std::vector<double> freq(size_t(std::max<int64_t>(half, 0)));
+  const double pi = 3.14159265358979323846;
+  for (int64_t i = 0; i < half; ++i) {
+    double f = std::pow(double(a.theta), -2.0 * double(i) / double(a.head_dim));
+    if (a.llama3) {  // Meta's apply_scaling (Llama 3.1+)
+      const double wavelen = 2.0 * pi / f;
+      const double orig = a.original_max_position;
+      if (wavelen > orig / a.low_freq_factor) {
+        f /= a.factor;
+      } else if (wavelen >= orig / a.high_freq_factor) {
+        const double smooth = (orig / wavelen - a.low_freq_factor) / (a.high_freq_factor - a.low_freq_factor);
+        f = (1.0 - smooth) * f / a.factor + smooth * f;
+      }
+    }
+    freq[size_t(i)] = f;
+  }
+  std::vector<float> table(size_t(std::max(a.max_positions, 0)) * size_t(half) * 2);
+  for (int64_t p = 0; p < a.max_positions; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      const double ang = double(p) * freq[size_t(i)];
+      table[size_t((p * half + i) * 2)] = float(std::cos(ang));
+      table[size_t((p * half + i) * 2 + 1)] = float(std::sin(ang));
+    }
+  return table;
+}
+
+float AttentionAttrs::Scale() const { return scale != 0.0f ? scale : float(1.0 / std::sqrt(double(head_dim))); }
 
 int64_t Tensor::NumElements(int64_t tokens) const {
   int64_t n = 1;

@@ -46,6 +46,9 @@ struct Tensor {
   DType dtype = DType::F32;
   std::optional<Quant> quant;
   std::optional<ConstData> data;  // set for constants (weights, bias)
+  // Persistent state (a KV cache): no data, concrete shape; lives from model load to destroy,
+  // shared by all programs, zero at load and after a state reset.
+  bool state = false;
   bool is_constant() const { return data.has_value(); }
   // Elements, with the symbolic dimension replaced by `tokens`.
   int64_t NumElements(int64_t tokens = 1) const;
@@ -68,10 +71,23 @@ struct Tensor {
 //           (output_quant None), or i8 + i8 (per-tensor Q8TA/Q8TO each, scales may differ) ->
 //           i8 with output_quant Q8TO (required); y = act(real(a) + real(b)), then requantized.
 //   AvgPool2d: inputs [x] (NHWC), outputs [y]; attrs in Op::pool (see Pool2dAttrs).
+//   Embedding: inputs [ids (i32 [T], non-constant), table (constant [V, C]: f32; i8 q8csw with V
+//           per-row scales; i4 q4gsw with groups along C)], outputs [y f32 [T, C]];
+//           y[t] = dequantized row ids[t]; an id outside [0, V) gives a row of zeros. No attrs.
+//   RmsNorm: inputs [x f32 [.., C], w constant f32 [C]], outputs [y f32, x's shape]; Op::norm.
+//   Rope:   inputs [x f32 [T, H * D], pos (i32 [1] graph input)], outputs [y, x's shape]; Op::rope.
+//   Attention: inputs [q f32 [T, Hq*D], k f32 [T, Hkv*D], v f32 [T, Hkv*D], k_cache, v_cache
+//           (state tensors [Hkv, S, D] f16 or f32, the same), pos (i32 [1] graph input)], outputs
+//           [y f32 [T, Hq*D]]; Op::attention. Writes row t of k and v at cache position pos + t,
+//           then y[t, h] = softmax(q[t,h] . K^T * scale over positions 0..pos+t) V with KV head
+//           h / (Hq / Hkv) (DESIGN 4.2).
+//   Argmax: inputs [x f32 [T, V]], outputs [y i32 [T]]: the first index of each row's maximum.
 enum class OpType : uint16_t {
-  Linear = 0, Mul = 1, Silu = 2, Quantize = 3, Dequantize = 4, Conv2d = 5, Add = 6, AvgPool2d = 7
+  Linear = 0, Mul = 1, Silu = 2, Quantize = 3, Dequantize = 4, Conv2d = 5, Add = 6, AvgPool2d = 7,
+  Embedding = 8, RmsNorm = 9, Rope = 10, Attention = 11, Argmax = 12
 };
-// "linear", "mul", "silu", "quantize", "dequantize", "conv2d", "add", "avg_pool2d"
+// "linear", "mul", "silu", "quantize", "dequantize", "conv2d", "add", "avg_pool2d", "embedding",
+// "rms_norm", "rope", "attention", "argmax"
 const char* OpTypeName(OpType t);
 
 // Activation fused into conv2d / add, applied to the real value before q8to requantization.
@@ -139,6 +155,37 @@ struct Pool2dAttrs {
   bool operator==(const Pool2dAttrs&) const = default;
 };
 
+struct NormAttrs {
+  float eps = 1e-5f;  // > 0
+  bool operator==(const NormAttrs&) const = default;
+};
+
+// Rotary position embedding (DESIGN 4.2) of every head_dim-wide head of x at position pos + t.
+// Frequencies f_i = theta^(-2i/D), i < D/2, scaled as Meta's Llama-3 apply_scaling when llama3
+// is set; the cos/sin table [max_positions][D/2] is computed in double and rounded to f32
+// (RopeTable), so the GPU and the reference use the same values.
+struct RopeAttrs {
+  int32_t head_dim = 0;          // even, >= 2
+  float theta = 10000.0f;        // > 1
+  bool interleaved = false;      // pairs (2i, 2i+1); false: halves (i, i + D/2)
+  int32_t max_positions = 0;     // >= 1; pos + t must stay below it
+  bool llama3 = false;
+  float factor = 1.0f, low_freq_factor = 1.0f, high_freq_factor = 4.0f;
+  int32_t original_max_position = 8192;
+  bool operator==(const RopeAttrs&) const = default;
+};
+// The rope table: [max_positions][D/2] pairs {cos, sin} of p * f_i.
+std::vector<float> RopeTable(const RopeAttrs& a);
+
+struct AttentionAttrs {
+  int32_t num_heads = 0;     // Hq, a multiple of num_kv_heads
+  int32_t num_kv_heads = 0;  // Hkv
+  int32_t head_dim = 0;      // D: even, <= 256
+  float scale = 0.0f;        // 0: 1 / sqrt(D)
+  float Scale() const;
+  bool operator==(const AttentionAttrs&) const = default;
+};
+
 struct Op {
   std::string name;
   OpType type = OpType::Linear;
@@ -149,6 +196,9 @@ struct Op {
   Conv2dAttrs conv2d;    // type == Conv2d
   AddAttrs add;          // type == Add
   Pool2dAttrs pool;      // type == AvgPool2d
+  NormAttrs norm;        // type == RmsNorm
+  RopeAttrs rope;        // type == Rope
+  AttentionAttrs attention;  // type == Attention
 };
 
 struct Graph {

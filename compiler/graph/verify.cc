@@ -2,6 +2,8 @@
 // kOpRules (arity + a type-specific check). A new op type adds one entry and one function.
 #include "compiler/graph/verify.h"
 
+#include "compiler/graph/verify_ops.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -20,16 +22,9 @@ using ir::Tensor;
 // Elements above this are refused so that element and byte counts never overflow int64.
 constexpr int64_t kMaxElements = int64_t{1} << 56;
 
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
-
-std::string Dims(const Graph& g, const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += shape[i] == ir::kSymbolicDim ? g.symbolic_dim : std::to_string(shape[i]);
-  }
-  return s + "]";
-}
+using verify::Dims;
+using verify::OpCtx;
+using verify::Quote;
 
 bool ValidDType(DType t) { return ir::DTypeBits(t) != 0; }
 bool ValidScheme(Scheme s) {
@@ -130,19 +125,6 @@ Status CheckTensor(const Graph& g, const std::string& origin, const Tensor& t) {
 
 // ---- per-op rules ------------------------------------------------------------------------------
 
-struct OpCtx {
-  const Graph& g;
-  const std::string& origin;
-  int index;
-  const ir::Op& op;
-  const Tensor& In(size_t i) const { return g.tensors[op.inputs[i]]; }
-  const Tensor& Out(size_t i) const { return g.tensors[op.outputs[i]]; }
-  Error Fail(const std::string& what) const {
-    std::string name = op.name.empty() ? std::string("(unnamed)") : Quote(op.name);
-    return UserError(origin + ": op " + std::to_string(index) + " " + name + " (" +
-                     ir::OpTypeName(op.type) + "): " + what);
-  }
-};
 
 std::string Num(int64_t v) { return std::to_string(v); }
 
@@ -434,6 +416,11 @@ Status CheckForeignAttrs(const OpCtx& c) {
       {ir::OpType::Add, "add attributes (activation or output_quant)", op.add == ir::AddAttrs{}},
       {ir::OpType::AvgPool2d, "pool attributes (kernel, stride, padding, global or output_quant)",
        op.pool == ir::Pool2dAttrs{}},
+      {ir::OpType::RmsNorm, "rms_norm attributes (eps)", op.norm == ir::NormAttrs{}},
+      {ir::OpType::Rope, "rope attributes (head_dim, theta, layout, max_positions, scaling)",
+       op.rope == ir::RopeAttrs{}},
+      {ir::OpType::Attention, "attention attributes (num_heads, num_kv_heads, head_dim, scale)",
+       op.attention == ir::AttentionAttrs{}},
   };
   bool has_own = false;
   for (const Kind& k : kinds) has_own = has_own || k.owner == op.type;
@@ -905,6 +892,12 @@ constexpr OpRule kOpRules[] = {
     {ir::OpType::Conv2d, 2, 3, 1, "inputs [x, w] or [x, w, bias] and one output", CheckConv2d},
     {ir::OpType::Add, 2, 2, 1, "inputs [a, b] and one output", CheckAdd},
     {ir::OpType::AvgPool2d, 1, 1, 1, "input [x] and one output", CheckAvgPool2d},
+    {ir::OpType::Embedding, 2, 2, 1, "inputs [ids, table] and one output", verify::CheckEmbedding},
+    {ir::OpType::RmsNorm, 2, 2, 1, "inputs [x, weight] and one output", verify::CheckRmsNorm},
+    {ir::OpType::Rope, 2, 2, 1, "inputs [x, pos] and one output", verify::CheckRope},
+    {ir::OpType::Attention, 6, 6, 1, "inputs [q, k, v, k_cache, v_cache, pos] and one output",
+     verify::CheckAttention},
+    {ir::OpType::Argmax, 1, 1, 1, "input [x] and one output", verify::CheckArgmax},
 };
 
 const OpRule* FindRule(ir::OpType t) {
@@ -945,6 +938,10 @@ Status CheckOpStructure(const Graph& g, const std::string& origin, std::vector<i
       }
       const Tensor& out = g.tensors[t];
       if (out.is_constant()) return c.Fail("writes the constant tensor " + Quote(out.name));
+      if (out.state)
+        return c.Fail("lists the state tensor " + Quote(out.name) +
+                      " as an output; state (a KV cache) is written in place by the attention op that "
+                      "takes it as an input");
       if (producer[t] >= 0) {
         return c.Fail("output " + Quote(out.name) + " is already produced by op " +
                       std::to_string(producer[t]) + " " + Quote(g.ops[producer[t]].name) +
@@ -1041,6 +1038,7 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
 
   std::vector<int> producer(num_tensors, -1);
   VKQC_TRY(CheckOpStructure(g, origin, producer));
+  VKQC_TRY(verify::CheckStateTensors(g, origin));
   for (int t = 0; t < num_tensors; ++t) {
     if (producer[t] >= 0 && is_input[t]) {
       return UserError(origin + ": graph input " + Quote(g.tensors[t].name) +
@@ -1055,7 +1053,7 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
     OpCtx c{g, origin, static_cast<int>(i), op};
     for (int t : op.inputs) {
       const Tensor& in = g.tensors[t];
-      if (in.is_constant() || is_input[t]) continue;
+      if (in.is_constant() || is_input[t] || in.state) continue;
       if (producer[t] < 0) {
         return c.Fail("input " + Quote(in.name) +
                       " is never produced: it is not a constant, not a graph input and no op "
@@ -1072,7 +1070,7 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
   }
 
   for (int t = 0; t < num_tensors; ++t) {
-    if (!g.tensors[t].is_constant() && !is_input[t] && producer[t] < 0) {
+    if (!g.tensors[t].is_constant() && !g.tensors[t].state && !is_input[t] && producer[t] < 0) {
       return UserError(origin + ": tensor " + Quote(g.tensors[t].name) +
                        " is not a constant, not a graph input and not produced by any op; "
                        "remove it or give it a producer");
@@ -1097,6 +1095,10 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
     is_output[t] = 1;
   }
   return {};
+}
+
+Status verify::CheckWeight(const OpCtx& c, const ir::Tensor& w, int64_t n, int64_t k) {
+  return CheckLinearWeight(c, w, n, k);
 }
 
 }  // namespace vkqc

@@ -103,8 +103,10 @@ Status Reader::ReadTensor(const fbg::Tensor& t, ir::Tensor& out) const {
     out.quant.emplace();
     VKQC_TRY(ReadQuant(t.quant(), who, *out.quant));
   }
+  out.state = t.state();
   const fbg::DataRef* ref = t.data();
   if (!ref) return {};
+  if (out.state) return Fail(who + ": a state tensor cannot carry constant data");
 
   const uint64_t off = ref->offset();
   const uint64_t len = ref->length();
@@ -183,11 +185,16 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
     case fbg::OpType::Conv2d:
     case fbg::OpType::Add:
     case fbg::OpType::AvgPool2d:
+    case fbg::OpType::Embedding:
+    case fbg::OpType::RmsNorm:
+    case fbg::OpType::Rope:
+    case fbg::OpType::Attention:
+    case fbg::OpType::Argmax:
       break;
     default:
       return Fail(who + ": unknown op type " + std::to_string(static_cast<int>(op.type())) +
                   " (this vkqc knows: linear, mul, silu, quantize, dequantize, conv2d, add, "
-                  "avg_pool2d); the file may come from a newer vkqc");
+                  "avg_pool2d, embedding, rms_norm, rope, attention, argmax); the file may come from a newer vkqc");
   }
   out.type = static_cast<ir::OpType>(op.type());
   VKQC_TRY(ReadIndices(op.inputs(), who + ": input", out.inputs));
@@ -197,7 +204,9 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
     return Fail(who + ": a " + ir::OpTypeName(out.type) + " op carries " + table +
                 " (attributes of " + ir::OpTypeName(owner) + "); " +
                 (out.type == ir::OpType::Linear || out.type == ir::OpType::Conv2d ||
-                         out.type == ir::OpType::Add || out.type == ir::OpType::AvgPool2d
+                         out.type == ir::OpType::Add || out.type == ir::OpType::AvgPool2d ||
+                         out.type == ir::OpType::RmsNorm || out.type == ir::OpType::Rope ||
+                         out.type == ir::OpType::Attention
                      ? "it takes its own attribute table"
                      : "it takes no attributes") +
                 " (the file is corrupt or was written by a broken tool)");
@@ -249,6 +258,40 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
       VKQC_TRY(ReadIntArray(a->padding(), 4, who + ": padding", p.padding));
       p.global = a->global();
       VKQC_TRY(ReadQuant(a->output_quant(), who + ": output_quant", p.output_quant));
+      return {};
+    }
+    case fbg::OpAttrs::NormAttrs: {
+      if (out.type != ir::OpType::RmsNorm) return wrong_attrs("NormAttrs", ir::OpType::RmsNorm);
+      if (const fbg::NormAttrs* a = op.attrs_as_NormAttrs()) out.norm.eps = a->eps();
+      return {};
+    }
+    case fbg::OpAttrs::RopeAttrs: {
+      if (out.type != ir::OpType::Rope) return wrong_attrs("RopeAttrs", ir::OpType::Rope);
+      const fbg::RopeAttrs* a = op.attrs_as_RopeAttrs();
+      if (!a) return {};
+      ir::RopeAttrs& r = out.rope;
+      r.head_dim = a->head_dim();
+      r.theta = a->theta();
+      r.interleaved = a->interleaved();
+      r.max_positions = a->max_positions();
+      if (static_cast<int8_t>(a->scaling()) < 0 || a->scaling() > fbg::RopeScaling::MAX)
+        return Fail(who + ": unknown rope scaling " + std::to_string(static_cast<int>(a->scaling())) +
+                    " (this vkqc knows: none, llama3); the file may come from a newer vkqc");
+      r.llama3 = a->scaling() == fbg::RopeScaling::Llama3;
+      r.factor = a->factor();
+      r.low_freq_factor = a->low_freq_factor();
+      r.high_freq_factor = a->high_freq_factor();
+      r.original_max_position = a->original_max_position();
+      return {};
+    }
+    case fbg::OpAttrs::AttentionAttrs: {
+      if (out.type != ir::OpType::Attention) return wrong_attrs("AttentionAttrs", ir::OpType::Attention);
+      const fbg::AttentionAttrs* a = op.attrs_as_AttentionAttrs();
+      if (!a) return {};
+      out.attention.num_heads = a->num_heads();
+      out.attention.num_kv_heads = a->num_kv_heads();
+      out.attention.head_dim = a->head_dim();
+      out.attention.scale = a->scale();
       return {};
     }
   }
@@ -369,7 +412,7 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
     flatbuffers::Offset<fbg::Quant> quant = t.quant ? WriteQuant(fbb, *t.quant) : 0;
     fbg::DataRef ref(offsets[i], t.data ? t.data->size : 0);
     tensors.push_back(fbg::CreateTensor(fbb, name, shape, static_cast<fbg::DType>(t.dtype), quant,
-                                        t.data ? &ref : nullptr));
+                                        t.data ? &ref : nullptr, t.state));
   }
   std::vector<flatbuffers::Offset<fbg::Op>> ops;
   ops.reserve(graph.ops.size());
@@ -386,6 +429,9 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
     if (op.type != ir::OpType::Conv2d && !(op.conv2d == ir::Conv2dAttrs{})) foreign = "conv2d";
     if (op.type != ir::OpType::Add && !(op.add == ir::AddAttrs{})) foreign = "add";
     if (op.type != ir::OpType::AvgPool2d && !(op.pool == ir::Pool2dAttrs{})) foreign = "pool";
+    if (op.type != ir::OpType::RmsNorm && !(op.norm == ir::NormAttrs{})) foreign = "rms_norm";
+    if (op.type != ir::OpType::Rope && !(op.rope == ir::RopeAttrs{})) foreign = "rope";
+    if (op.type != ir::OpType::Attention && !(op.attention == ir::AttentionAttrs{})) foreign = "attention";
     if (foreign) {
       return InternalError("SerializeGraph: op " + Quote(op.name) + " (" +
                            ir::OpTypeName(op.type) + ") carries " + foreign +
@@ -438,7 +484,27 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
                                     attrs.Union()));
         break;
       }
-      default:  // mul, silu, quantize, dequantize: no attributes
+      case ir::OpType::RmsNorm: {
+        auto attrs = fbg::CreateNormAttrs(fbb, op.norm.eps);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::NormAttrs, attrs.Union()));
+        break;
+      }
+      case ir::OpType::Rope: {
+        const ir::RopeAttrs& r = op.rope;
+        auto attrs = fbg::CreateRopeAttrs(fbb, r.head_dim, r.theta, r.interleaved, r.max_positions,
+                                          r.llama3 ? fbg::RopeScaling::Llama3 : fbg::RopeScaling::None, r.factor,
+                                          r.low_freq_factor, r.high_freq_factor, r.original_max_position);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::RopeAttrs, attrs.Union()));
+        break;
+      }
+      case ir::OpType::Attention: {
+        const ir::AttentionAttrs& a = op.attention;
+        auto attrs = fbg::CreateAttentionAttrs(fbb, a.num_heads, a.num_kv_heads, a.head_dim, a.scale);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::AttentionAttrs,
+                                    attrs.Union()));
+        break;
+      }
+      default:  // mul, silu, quantize, dequantize, embedding, argmax: no attributes
         ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs));
         break;
     }

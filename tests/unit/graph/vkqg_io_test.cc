@@ -101,7 +101,15 @@ TEST(VkqgIoTest, SchemaEnumsMatchIr) {
   EXPECT_EQ(static_cast<int>(fbg::OpType::Conv2d), 5);
   EXPECT_EQ(static_cast<int>(fbg::OpType::Add), 6);
   EXPECT_EQ(static_cast<int>(fbg::OpType::AvgPool2d), 7);
-  EXPECT_EQ(static_cast<int>(fbg::OpType::MAX), 7);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Embedding), 8);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::RmsNorm), 9);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Rope), 10);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Attention), 11);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Argmax), 12);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::MAX), 12);
+  for (auto t : {ir::OpType::Embedding, ir::OpType::RmsNorm, ir::OpType::Rope, ir::OpType::Attention,
+                 ir::OpType::Argmax})
+    EXPECT_EQ(static_cast<int>(fbg::OpType(t)), static_cast<int>(t));
   for (auto t : {ir::OpType::Dequantize, ir::OpType::Conv2d, ir::OpType::Add,
                  ir::OpType::AvgPool2d}) {
     EXPECT_STREQ(fbg::EnumNameOpType(static_cast<fbg::OpType>(t)),
@@ -251,8 +259,8 @@ TEST(VkqgIoTest, RejectsLinearAttrsOnGlueOp) {
 
 TEST(VkqgIoTest, RejectsUnknownOpType) {
   EXPECT_TRUE(FailsWith(
-      Read(RawOneOpGraph(static_cast<fbg::OpType>(9), false)),
-      {"model.vkqg", "op 0 'glue'", "unknown op type 9", "linear, mul, silu, quantize",
+      Read(RawOneOpGraph(static_cast<fbg::OpType>(13), false)),
+      {"model.vkqg", "op 0 'glue'", "unknown op type 13", "linear, mul, silu, quantize", "attention, argmax",
        "newer vkqc"}));
 }
 

@@ -1,0 +1,50 @@
+// Shared by the graph verifier's files: the per-op check context and message helpers, and the
+// checks of the transformer-decoder ops (verify_decoder.cc). verify.cc's kOpRules lists them.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "compiler/common/result.h"
+#include "compiler/graph/ir.h"
+
+namespace vkqc::verify {
+
+inline std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+inline std::string Dims(const ir::Graph& g, const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i] == ir::kSymbolicDim ? g.symbolic_dim : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+struct OpCtx {
+  const ir::Graph& g;
+  const std::string& origin;
+  int index;
+  const ir::Op& op;
+  const ir::Tensor& In(size_t i) const { return g.tensors[op.inputs[i]]; }
+  const ir::Tensor& Out(size_t i) const { return g.tensors[op.outputs[i]]; }
+  Error Fail(const std::string& what) const {
+    std::string name = op.name.empty() ? std::string("(unnamed)") : Quote(op.name);
+    return UserError(origin + ": op " + std::to_string(index) + " " + name + " (" + ir::OpTypeName(op.type) +
+                     "): " + what);
+  }
+};
+
+// A constant weight [n, k] in one of the linear weight schemes (q8csw, q4gsw, q4gaw), verify.cc.
+Status CheckWeight(const OpCtx& c, const ir::Tensor& w, int64_t n, int64_t k);
+
+Status CheckEmbedding(const OpCtx& c);
+Status CheckRmsNorm(const OpCtx& c);
+Status CheckRope(const OpCtx& c);
+Status CheckAttention(const OpCtx& c);
+Status CheckArgmax(const OpCtx& c);
+
+// State tensors (KV caches): f16/f32, concrete shape, no data or quant, never a graph input or
+// output, never an op's output, and read only by attention ops as their caches (once each).
+Status CheckStateTensors(const ir::Graph& g, const std::string& origin);
+
+}  // namespace vkqc::verify

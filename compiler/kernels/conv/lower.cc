@@ -1,0 +1,181 @@
+// conv2d lowering: the per-profile algorithm (select.cc) is chosen once at packing time (it does
+// not depend on the batch), the weights packed for it, and per program the dispatches emitted:
+// direct, depthwise, or (im2col +) the linear family's GEMM/GEMV.
+#include <sstream>
+
+#include "compiler/emit/bundle_plan.h"
+#include "compiler/kernels/conv/lower.h"
+#include "compiler/kernels/linear/lower.h"
+
+namespace vkqc::conv {
+namespace {
+
+using kernels::Bind;
+using kernels::QScale;
+using kernels::QZero;
+
+struct Packed {
+  ConvChoice choice;
+  linear::PackedLinear gemm;  // Im2col / Pointwise
+  PackedDepthwise depthwise;
+  PackedDirect direct;
+};
+
+Status Pack(kernels::PackContext& ctx, size_t i) {
+  const ir::Op& op = ctx.op(i);
+  const ir::Tensor& x = ctx.tensor(op.inputs[0]);
+  const ir::Tensor& w = ctx.tensor(op.inputs[1]);
+  const int64_t cout = w.shape[0], kh = w.shape[1], kw = w.shape[2], cin = x.shape[3];
+  const float* bias =
+      op.inputs.size() > 2 ? reinterpret_cast<const float*>(ctx.tensor(op.inputs[2]).data->data()) : nullptr;
+  const int8_t* wq = reinterpret_cast<const int8_t*>(w.data->data());
+  const int32_t groups = op.conv2d.groups;
+  auto p = std::make_shared<Packed>();
+  p->choice = SelectConv(Geometry(ctx.graph(), op, 1), cout, groups, ctx.profile(), ctx.options().conv);
+  if (p->choice.algo == ConvAlgo::Depthwise) {
+    p->depthwise = PackDepthwise(wq, cout, kh, kw, w.quant->scales.data(), bias);
+    VKQC_TRY(ctx.AddConstants(i, p->depthwise.region));
+  } else if (p->choice.algo == ConvAlgo::Direct) {
+    p->direct = PackDirect(wq, cout, kh * kw * (cin / groups), w.quant->scales.data(), bias);
+    VKQC_TRY(ctx.AddConstants(i, p->direct.region));
+  } else {  // a GEMM weight [Cout][KH*KW*Cin]: the IR's bytes in the order im2col writes K
+    p->gemm = linear::PackLinear(ir::Scheme::Q8CSW, w.data->data(), cout, kh * kw * cin, 0,
+                                 w.quant->scales.data(), nullptr, bias);
+    VKQC_TRY(ctx.AddConstants(i, p->gemm.region));
+  }
+  ctx.Keep(i, p);
+  return {};
+}
+
+Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  const ir::Tensor& xt = ctx.tensor(op.inputs[0]);
+  const ir::Tensor& wt = ctx.tensor(op.inputs[1]);
+  const ir::Conv2dAttrs& a = op.conv2d;
+  const ConvGeometry geo = Geometry(ctx.graph(), op, ctx.tokens());
+  const int64_t cout = wt.shape[0];
+  const Packed& c = ctx.KeptAs<Packed>(i);
+  linear::LinearConsts lc;
+  const bool out_q8 = a.output_quant.scheme == ir::Scheme::Q8TO;
+  if (out_q8) {
+    lc.out_scale = QScale(a.output_quant);
+    lc.out_zero_point = QZero(a.output_quant);
+  }
+  // int8 input rows: the tensor itself, or this layer's (shared) quantization of it.
+  Bind x = ctx.Read(op.inputs[0]);
+  std::string quant_note;
+  if (xt.dtype == ir::DType::I8) {
+    lc.act_scale = QScale(*xt.quant);
+    lc.act_zero_point = QZero(*xt.quant);
+  } else if (a.input_quant.scheme == ir::Scheme::Q8TA) {
+    lc.act_scale = QScale(a.input_quant);
+    lc.act_zero_point = QZero(a.input_quant);
+    x = ctx.QuantizeShared(op.inputs[0], ir::Scheme::Q8TA, lc.act_scale, lc.act_zero_point,
+                           geo.n * geo.h * geo.w, geo.c, &quant_note).rows;
+  } else {
+    return UserError(ctx.OpLabel(i) + ": conv2d with float (weight-only) activations is unsupported in this "
+                     "version; give it input_quant q8ta or an int8 input");
+  }
+  const bool bias = op.inputs.size() > 2;
+  const uint32_t flags = (bias ? linear::kFlagBias : 0) |
+                         (a.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
+                         (a.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);
+  std::ostringstream det;
+  det << geo.kh << "x" << geo.kw << " stride " << geo.sh << "x" << geo.sw << " dilation " << geo.dh << "x" << geo.dw
+      << ", " << geo.rows() << " output pixels";
+  const Bind w = ctx.Constants(i), y = ctx.Write(op.outputs[0]);
+  if (c.choice.algo == ConvAlgo::Direct) {
+    ctx.Dispatch(DirectDispatch(geo, cout, a.groups, c.direct, out_q8, lc, flags, ctx.profile()), {x, w, y});
+    pl.variant = std::string(a.groups > 1 ? "conv2d_grouped_q8ta_q8csw" : "conv2d_q8ta_q8csw") +
+                 (out_q8 ? "_q8to" : "") + "_direct";
+    pl.reason = c.choice.reason + quant_note;
+  } else if (c.choice.algo == ConvAlgo::Depthwise) {
+    ctx.Dispatch(DepthwiseDispatch(geo, c.depthwise, out_q8, lc, flags, ctx.profile()), {x, w, y});
+    pl.variant = std::string("conv2d_dw_q8ta_q8csw") + (out_q8 ? "_q8to" : "") + "_direct";
+    pl.reason = c.choice.reason + quant_note;
+  } else {
+    Bind cols = x;
+    if (!geo.pointwise()) {
+      cols = ctx.Scratch(uint64_t(geo.rows()) * linear::PackedK4(geo.k()) * 4, op.name + ".im2col");
+      ctx.Dispatch(Im2colDispatch(geo, lc.act_zero_point, ctx.profile()), {x, cols});
+      cols = cols.AsRead();
+    }
+    linear::LinearShape shape;
+    shape.m = geo.rows();
+    shape.k = geo.k();
+    shape.n = cout;
+    shape.x_int8 = true;
+    shape.act = ir::Scheme::Q8TA;
+    shape.weights = ir::Scheme::Q8CSW;
+    shape.has_bias = bias;
+    shape.relu = a.activation == ir::Activation::Relu;
+    shape.relu6 = a.activation == ir::Activation::Relu6;
+    shape.out_q8 = out_q8;
+    shape.conv = true;
+    auto choice = linear::SelectLinear(shape, ctx.profile(), ctx.options().select);
+    if (!choice.ok()) return Error{choice.error().kind, ctx.OpLabel(i) + ": " + choice.error().message};
+    ctx.Dispatch(linear::LinearDispatch(shape, *choice, c.gemm, lc, ctx.profile()), {cols, w, y});
+    const std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm
+    pl.variant = "conv2d_" + std::string(geo.pointwise() ? "pointwise" : "im2col") + "_" + v.substr(7);
+    pl.reason = c.choice.reason + choice->reason + quant_note;
+  }
+  pl.integer_path = true;
+  pl.detail = det.str();
+  pl.weight_bytes = ctx.ConstantBytes(i);
+  pl.flops = 2ull * geo.rows() * cout * geo.kh * geo.kw * (geo.c / a.groups);
+  return {};
+}
+
+}  // namespace
+
+ConvGeometry Geometry(const ir::Graph& g, const ir::Op& op, int64_t tokens) {
+  const ir::Tensor& xt = g.tensors[op.inputs[0]];
+  ConvGeometry geo;
+  geo.n = xt.shape[0] == ir::kSymbolicDim ? tokens : xt.shape[0];
+  geo.h = xt.shape[1];
+  geo.w = xt.shape[2];
+  geo.c = xt.shape[3];
+  if (op.type == ir::OpType::AvgPool2d) {
+    const ir::Pool2dAttrs& a = op.pool;
+    if (a.global) {
+      geo.kh = geo.h;
+      geo.kw = geo.w;
+      geo.oh = geo.ow = 1;
+      return geo;
+    }
+    geo.kh = a.kernel[0];
+    geo.kw = a.kernel[1];
+    geo.sh = a.stride[0];
+    geo.sw = a.stride[1];
+    geo.pt = a.padding[0];
+    geo.pl = a.padding[1];
+    geo.pb = a.padding[2];
+    geo.pr = a.padding[3];
+    geo.oh = (geo.h + geo.pt + geo.pb - geo.kh) / geo.sh + 1;
+    geo.ow = (geo.w + geo.pl + geo.pr - geo.kw) / geo.sw + 1;
+    return geo;
+  }
+  const ir::Tensor& wt = g.tensors[op.inputs[1]];
+  const ir::Tensor& yt = g.tensors[op.outputs[0]];
+  const ir::Conv2dAttrs& a = op.conv2d;
+  geo.kh = wt.shape[1];
+  geo.kw = wt.shape[2];
+  geo.sh = a.stride[0];
+  geo.sw = a.stride[1];
+  geo.pt = a.padding[0];
+  geo.pl = a.padding[1];
+  geo.pb = a.padding[2];
+  geo.pr = a.padding[3];
+  geo.dh = a.dilation[0];
+  geo.dw = a.dilation[1];
+  geo.oh = yt.shape[1];
+  geo.ow = yt.shape[2];
+  return geo;
+}
+
+const kernels::Family& Lowering() {
+  static const kernels::Family f{"conv", {ir::OpType::Conv2d}, Pack, Lower};
+  return f;
+}
+
+}  // namespace vkqc::conv

@@ -1,0 +1,61 @@
+#include "compiler/kernels/elementwise/lower.h"
+
+#include "compiler/emit/bundle_plan.h"
+#include "compiler/kernels/elementwise/elementwise.h"
+
+namespace vkqc::elementwise {
+namespace {
+
+using kernels::Bind;
+using kernels::QScale;
+using kernels::QZero;
+
+Status LowerAdd(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  const ir::Tensor& at = ctx.tensor(op.inputs[0]);
+  const ir::Tensor& bt = ctx.tensor(op.inputs[1]);
+  const int64_t c = at.shape.back(), rows = at.NumElements(ctx.tokens()) / c;
+  const bool int8 = at.dtype == ir::DType::I8;
+  conv::AddParams ap;
+  if (int8) {
+    ap.scale_a = QScale(*at.quant);
+    ap.zero_point_a = QZero(*at.quant);
+    ap.scale_b = QScale(*bt.quant);
+    ap.zero_point_b = QZero(*bt.quant);
+    ap.out_scale = QScale(op.add.output_quant);
+    ap.out_zero_point = QZero(op.add.output_quant);
+  }
+  ap.flags = (op.add.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
+             (op.add.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);
+  ctx.Dispatch(conv::AddDispatch(rows, c, int8, ap, ctx.profile()),
+               {ctx.Read(op.inputs[0]), ctx.Read(op.inputs[1]), ctx.Write(op.outputs[0])});
+  pl.variant = int8 ? "add_q8ta_q8to" : "add_f32";
+  pl.reason = int8 ? "int8 inputs with their own scales, requantized to the output's" : "float add";
+  pl.detail = std::to_string(rows * c) + " values";
+  pl.integer_path = int8;
+  return {};
+}
+
+Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  if (op.type == ir::OpType::Add) return LowerAdd(ctx, i, pl);
+  const uint64_t count = uint64_t(ctx.tensor(op.outputs[0]).NumElements(ctx.tokens()));
+  std::vector<Bind> binds{ctx.Read(op.inputs[0])};
+  if (op.type == ir::OpType::Mul) binds.push_back(ctx.Read(op.inputs[1]));
+  binds.push_back(ctx.Write(op.outputs[0]));
+  ctx.Dispatch(ElementwiseDispatch(op.type, count, ctx.profile()), binds);
+  pl.variant = VariantName(op.type);
+  pl.reason = "elementwise float glue op";
+  pl.detail = std::to_string(count) + " values";
+  return {};
+}
+
+}  // namespace
+
+const kernels::Family& Lowering() {
+  static const kernels::Family f{"elementwise", {ir::OpType::Mul, ir::OpType::Silu, ir::OpType::Add}, nullptr,
+                                 Lower};
+  return f;
+}
+
+}  // namespace vkqc::elementwise

@@ -1,0 +1,132 @@
+// Linear family lowering: packs the weights once (one layout for GEMM and GEMV, shared by every
+// program) and emits per program the activation quantization (shared between layers reading the
+// same tensor) and the GEMM / GEMV / cooperative-matrix dispatch chosen by SelectLinear.
+#include <sstream>
+
+#include "compiler/emit/bundle_plan.h"
+#include "compiler/kernels/linear/lower.h"
+
+namespace vkqc::linear {
+namespace {
+
+using kernels::Bind;
+using kernels::QScale;
+using kernels::QZero;
+
+Status Pack(kernels::PackContext& ctx, size_t i) {
+  const ir::Op& op = ctx.op(i);
+  const ir::Tensor& w = ctx.tensor(op.inputs[1]);
+  const int64_t n = w.shape[0], k = w.shape[1];
+  const float* bias =
+      op.inputs.size() > 2 ? reinterpret_cast<const float*>(ctx.tensor(op.inputs[2]).data->data()) : nullptr;
+  const ir::Quant& q = *w.quant;
+  auto packed = std::make_shared<PackedLinear>(
+      PackLinear(q.scheme, w.data->data(), n, k, q.group_size, q.scales.data(),
+                 q.zero_points.empty() ? nullptr : q.zero_points.data(), bias));
+  VKQC_TRY(ctx.AddConstants(i, packed->region));
+  ctx.Keep(i, packed);
+  return {};
+}
+
+}  // namespace
+
+LinearShape ShapeOf(const kernels::LowerContext& ctx, const ir::Op& op) {
+  const ir::Tensor& x = ctx.tensor(op.inputs[0]);
+  const ir::Tensor& w = ctx.tensor(op.inputs[1]);
+  LinearShape s;
+  s.k = x.shape.back();
+  s.m = x.NumElements(ctx.tokens()) / s.k;
+  s.n = w.shape[0];
+  s.x_int8 = x.dtype == ir::DType::I8;
+  const ir::Scheme a = op.linear.input_quant.scheme;
+  s.act = (a == ir::Scheme::Q8TA || a == ir::Scheme::DQ8CA) ? a : ir::Scheme::Float;
+  // An int8 input carries its own parameters: per token (dq8ca, from a quantize op) or per
+  // tensor (q8ta, or the q8to output of the previous linear).
+  if (s.x_int8) s.act = x.quant->scheme == ir::Scheme::DQ8CA ? ir::Scheme::DQ8CA : ir::Scheme::Q8TA;
+  s.weights = w.quant->scheme;
+  s.group_size = w.quant->group_size;
+  s.has_bias = op.inputs.size() > 2;
+  s.relu = op.linear.fused_relu;
+  s.relu6 = op.linear.fused_relu6;
+  s.out_q8 = op.linear.output_quant.scheme == ir::Scheme::Q8TO;
+  return s;
+}
+
+std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, const DispatchParams& ld) {
+  std::ostringstream det;
+  if (choice.accum == Accum::CoopMat)
+    det << "cooperative-matrix block " << choice.CmBlockM() << "x" << choice.CmBlockN() << "x"
+        << choice.cm_bkw * (choice.cm_int8 ? 4 : 2) << ", " << choice.cm_wm << "x" << choice.cm_wn
+        << " subgroups of " << choice.cm_sg << (choice.cm_pin_subgroup ? " (pinned)" : "") << ", " << choice.cm_tm
+        << "x" << choice.cm_tn << " matrices of " << choice.cm_m << "x" << choice.cm_n << "x" << choice.cm_k
+        << " each";
+  else if (choice.algo == Algo::Gemm)
+    det << "tile " << choice.ty * choice.rm << "x" << choice.tx * choice.rn << "x" << choice.bk4 * 4
+        << ", workgroup " << choice.tx << "x" << choice.ty << ", " << choice.rm << "x" << choice.rn
+        << " outputs per thread";
+  else
+    det << "workgroup " << choice.threads << ", " << choice.nr << " channels x " << choice.mb
+        << " rows per workgroup";
+  if (shape.Int4()) det << ", int4 groups of " << shape.group_size;
+  det << ", shared " << choice.SharedMemoryBytes() << " B, groups " << ld.group_count[0] << "x"
+      << ld.group_count[1] << "x" << ld.group_count[2];
+  return det.str();
+}
+
+namespace {
+
+Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  const LinearShape shape = ShapeOf(ctx, op);
+  auto choice_r = SelectLinear(shape, ctx.profile(), ctx.options().select);
+  if (!choice_r.ok()) return Error{choice_r.error().kind, ctx.OpLabel(i) + ": " + choice_r.error().message};
+  const LinearChoice& choice = *choice_r;
+  LinearConsts lc;
+  const ir::Tensor& xt = ctx.tensor(op.inputs[0]);
+  Bind row_params;
+  if (shape.x_int8 && shape.act == ir::Scheme::DQ8CA) {
+    row_params = ctx.RowParams(op.inputs[0], false);
+  } else if (shape.x_int8) {
+    lc.act_scale = QScale(*xt.quant);
+    lc.act_zero_point = QZero(*xt.quant);
+  } else if (shape.act == ir::Scheme::Q8TA) {
+    lc.act_scale = QScale(op.linear.input_quant);
+    lc.act_zero_point = QZero(op.linear.input_quant);
+  }
+  if (shape.out_q8) {
+    lc.out_scale = QScale(op.linear.output_quant);
+    lc.out_zero_point = QZero(op.linear.output_quant);
+  }
+  Bind x = ctx.Read(op.inputs[0]);
+  std::string quant_note;
+  const bool int_path = choice.accum == Accum::IntDot || (choice.accum == Accum::CoopMat && choice.cm_int8);
+  if (int_path && !shape.x_int8) {
+    const auto q = ctx.QuantizeShared(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point, shape.m, shape.k,
+                                      &quant_note);
+    x = q.rows;
+    row_params = q.params;
+  } else if (choice.accum == Accum::CoopMat && !shape.x_int8) {
+    x = ctx.HalvesShared(op.inputs[0], shape.m, shape.k, &quant_note);
+  }
+  const auto ld = LinearDispatch(shape, choice, ctx.KeptAs<PackedLinear>(i), lc, ctx.profile());
+  std::vector<Bind> binds{x, ctx.Constants(i), ctx.Write(op.outputs[0])};
+  if (row_params.vb >= 0) binds.push_back(row_params);
+  ctx.Dispatch(ld, binds);
+
+  pl.variant = choice.VariantName(shape);
+  pl.reason = choice.reason + quant_note;
+  pl.detail = ChoiceDetail(shape, choice, ld);
+  pl.weight_bytes = ctx.ConstantBytes(i);
+  pl.integer_path = int_path || shape.x_int8;
+  pl.flops = 2ull * shape.m * shape.n * shape.k;
+  return {};
+}
+
+}  // namespace
+
+const kernels::Family& Lowering() {
+  static const kernels::Family f{"linear", {ir::OpType::Linear}, Pack, Lower};
+  return f;
+}
+
+}  // namespace vkqc::linear

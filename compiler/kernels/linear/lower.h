@@ -1,0 +1,16 @@
+// Linear family lowering (kernels/lowering.h): pack once, per program quantize + GEMM/GEMV.
+#pragma once
+#include <string>
+
+#include "compiler/kernels/linear/linear.h"
+#include "compiler/kernels/lowering.h"
+
+namespace vkqc::linear {
+
+const kernels::Family& Lowering();
+// The shape of a linear op in this program (x [.., K] rows flattened to M).
+LinearShape ShapeOf(const kernels::LowerContext& ctx, const ir::Op& op);
+// Tiles, workgroup, shared memory and grid of a choice, for `vkqc inspect`.
+std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, const DispatchParams& d);
+
+}  // namespace vkqc::linear

@@ -1,0 +1,123 @@
+// The one interface every op family implements (DESIGN 8: one folder per family). A family
+// packs its op's constants once per bundle (shared by every program) and lowers the op to
+// dispatches once per program (token count). The lowering pass (compiler/passes/lower.cc)
+// owns the buffers, the arena plan, the pipelines and the barriers; a family only names what
+// it binds and dispatches, through the contexts below.
+//
+// Registration is the explicit list in registry.cc: a new family adds one entry there, its own
+// folder, and at most the schema, the importer and the reference.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/common/result.h"
+#include "compiler/graph/ir.h"
+#include "compiler/kernels/conv/conv.h"
+#include "compiler/kernels/linear/linear.h"
+#include "compiler/profile/profile.h"
+
+namespace vkqc {
+
+struct FoldPlan;
+struct PlanLayer;
+
+// Compiler options (`vkqc compile` flags) every family may consult.
+struct CompileOptions {
+  // Programs to build, one per token count; required when the graph has a symbolic dimension.
+  std::vector<int64_t> tokens;
+  linear::SelectOptions select;
+  conv::ConvSelectOptions conv;
+  // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
+  // read after a run (`vkqc run --per-op` checks each op against the reference on them).
+  bool keep_intermediates = false;
+};
+
+namespace kernels {
+
+// A buffer one binding of a dispatch reads or writes, before arena placement: a virtual buffer
+// of the program (vb >= 0: an input, output, state or arena range) or a weight-segment slice.
+struct Bind {
+  int vb = -1;  // -1: weight segment [w_offset, w_offset + w_size)
+  uint64_t w_offset = 0, w_size = 0;
+  bool written = false;
+  Bind AsRead() const { return {vb, w_offset, w_size, false}; }
+  Bind AsWritten() const { return {vb, w_offset, w_size, true}; }
+};
+
+// Shared by both contexts: what the family reads about the compilation.
+class CompileView {
+ public:
+  virtual ~CompileView() = default;
+  virtual const ir::Graph& graph() const = 0;  // verified, after the fold pass
+  virtual const TargetProfile& profile() const = 0;
+  virtual const CompileOptions& options() const = 0;
+  virtual const FoldPlan& fold() const = 0;
+  const ir::Op& op(size_t i) const { return graph().ops[i]; }
+  const ir::Tensor& tensor(int t) const { return graph().tensors[size_t(t)]; }
+  // "op 3 ('fc1')", for error messages.
+  std::string OpLabel(size_t i) const { return "op " + std::to_string(i) + " ('" + op(i).name + "')"; }
+};
+
+class PackContext : public CompileView {
+ public:
+  // Appends `region` to the weight segment as op `op`'s constants (aligned for binding) and
+  // empties it. Refused when it exceeds the target's maxStorageBufferRange.
+  virtual Status AddConstants(size_t op, std::vector<uint8_t>& region) = 0;
+  // Family data kept from packing to lowering (layout offsets, the chosen algorithm).
+  virtual void Keep(size_t op, std::shared_ptr<void> data) = 0;
+};
+
+class LowerContext : public CompileView {
+ public:
+  virtual int64_t tokens() const = 0;  // this program's size of the symbolic dimension (0: none)
+  int64_t Dim(int64_t d) const { return d == ir::kSymbolicDim ? tokens() : d; }
+  // Bytes of tensor t on the device: f32/i32 as is, f16 two per element (rounded up to words),
+  // int8 as packed rows of PackedK4(last dim) words.
+  virtual uint64_t DeviceBytes(int t) const = 0;
+
+  virtual Bind Read(int tensor) = 0;    // the tensor's buffer (after folding aliases)
+  virtual Bind Write(int tensor) = 0;
+  virtual Bind Constants(size_t op) const = 0;  // the op's weight-segment region
+  virtual uint64_t ConstantBytes(size_t op) const = 0;
+  virtual void* Kept(size_t op) const = 0;
+  template <class T>
+  const T& KeptAs(size_t op) const { return *static_cast<const T*>(Kept(op)); }
+  // The per-row {f32 scale, i32 zero point} buffer of a dq8ca int8 tensor.
+  virtual Bind RowParams(int tensor, bool written) = 0;
+  // A fresh arena range only this op uses (placed by lifetime like any tensor); written.
+  virtual Bind Scratch(uint64_t bytes, const std::string& name) = 0;
+  virtual void Dispatch(const linear::DispatchParams& d, std::vector<Bind> binds) = 0;
+
+  // Packed int8 rows (and dq8ca row parameters) of float tensor t quantized as `act`, shared by
+  // every layer that quantizes the same tensor the same way: the first one dispatches the
+  // quantization, later ones reuse it and get `*note` set.
+  struct Quantized {
+    Bind rows;
+    Bind params;  // dq8ca only (vb -1 otherwise)
+  };
+  virtual Quantized QuantizeShared(int tensor, ir::Scheme act, float scale, int32_t zero_point, int64_t m,
+                                   int64_t k, std::string* note) = 0;
+  // fp16 rows of a float activation for the fp16 cooperative-matrix GEMM, shared likewise.
+  virtual Bind HalvesShared(int tensor, int64_t m, int64_t k, std::string* note) = 0;
+};
+
+struct Family {
+  const char* name;                 // the folder under compiler/kernels/
+  std::vector<ir::OpType> ops;      // the graph ops it lowers
+  Status (*pack)(PackContext& ctx, size_t op);  // nullptr: no constants
+  // Emits the op's dispatches and fills layer.variant / reason / detail / weight_bytes / flops.
+  Status (*lower)(LowerContext& ctx, size_t op, PlanLayer& layer);
+};
+
+// The explicit registry (registry.cc). nullptr when no family lowers `type`.
+const Family* FamilyFor(ir::OpType type);
+const std::vector<Family>& Families();
+
+// Per-tensor quantization parameters of a Quant (scales[0], zero_points[0] or 0).
+inline float QScale(const ir::Quant& q) { return q.scales.empty() ? 1.0f : q.scales[0]; }
+inline int32_t QZero(const ir::Quant& q) { return q.zero_points.empty() ? 0 : q.zero_points[0]; }
+
+}  // namespace kernels
+}  // namespace vkqc
