@@ -8,11 +8,11 @@
 
 namespace vkqc {
 
-enum class SliceKind : uint8_t { Weights = 0, Arena = 1, Input = 2, Output = 3 };
+enum class SliceKind : uint8_t { Weights = 0, Arena = 1, Input = 2, Output = 3, State = 4 };
 
 struct PlanSlice {
   SliceKind kind = SliceKind::Arena;
-  uint32_t index = 0;   // input/output number; 0 for weights and arena
+  uint32_t index = 0;   // input/output/state number; 0 for weights and arena
   uint64_t offset = 0;
   uint64_t size = 0;
   bool written = false;  // the dispatch writes this binding (else reads it)
@@ -102,6 +102,14 @@ struct PlanProgram {
   std::vector<PlanCommand> commands;
   std::vector<PlanLayer> layers;
   std::vector<PlanTensor> arena_tensors;
+  int32_t position_input = -1;  // index into inputs of the i32 [1] position, or -1
+};
+
+struct PlanState {
+  std::string name;
+  std::vector<int64_t> shape;
+  uint8_t dtype = 1;  // schema DType (F16)
+  uint64_t size = 0;
 };
 
 struct PlanRequirements {
@@ -136,6 +144,8 @@ struct BundlePlan {
   std::vector<PlanPipeline> pipelines;
   std::vector<PlanProgram> programs;
   std::vector<uint8_t> weights;  // the weight segment
+  std::vector<PlanState> states;  // KV caches, shared by all programs
+  uint32_t max_context = 0;       // positions the state holds (0: stateless)
 };
 
 // Inserts a compute->compute barrier before each dispatch that reads or writes a range an

@@ -164,14 +164,19 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
     auto outs = io_vec(pr.outputs);
     progs.push_back(fbb::CreateProgram(b, b.CreateString(pr.name), pr.tokens, pr.arena_size, ins, outs,
                                        b.CreateVector(types), b.CreateVector(cmds),
-                                       b.CreateVector(layers), b.CreateVector(tensors)));
+                                       b.CreateVector(layers), b.CreateVector(tensors), pr.position_input));
   }
+  std::vector<flatbuffers::Offset<fbb::StateTensor>> states;
+  for (const auto& st : plan.states)
+    states.push_back(fbb::CreateStateTensor(b, b.CreateString(st.name), b.CreateVector(st.shape), fbb::DType(st.dtype),
+                                            st.size));
+  const auto states_v = b.CreateVector(states);
   // integrity: a non-default placeholder so the field is written, then the checksum over the
   // finished flatbuffer with those 8 bytes read as zero.
   auto root = fbb::CreateBundle(b, kBundleFormatVersion, b.CreateString(plan.compiler_version),
                                 b.CreateString(plan.target_profile), plan.graph_hash, req,
                                 b.CreateVector(mods), b.CreateVector(pipes), b.CreateVector(progs),
-                                plan.weights.size(), ~0ull);
+                                plan.weights.size(), ~0ull, states_v, plan.max_context);
   b.FinishSizePrefixed(root, fbb::BundleIdentifier());
 
   std::vector<uint8_t> out(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());

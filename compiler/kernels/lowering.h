@@ -7,6 +7,7 @@
 // Registration is the explicit list in registry.cc: a new family adds one entry there, its own
 // folder, and at most the schema, the importer and the reference.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -114,6 +115,29 @@ struct Family {
 // The explicit registry (registry.cc). nullptr when no family lowers `type`.
 const Family* FamilyFor(ir::OpType type);
 const std::vector<Family>& Families();
+
+// A float's bits as a specialization-constant value.
+inline uint32_t FloatBits(float f) {
+  uint32_t u;
+  static_assert(sizeof u == sizeof f);
+  __builtin_memcpy(&u, &f, 4);
+  return u;
+}
+
+// A dispatch of `count` invocations in workgroups of up to `local` (grid spread over x and y).
+inline linear::DispatchParams FlatDispatch(std::string shader, std::vector<std::string> defines, uint64_t count,
+                                           uint32_t local, const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {std::move(shader), std::move(defines)};
+  local = std::min<uint32_t>(local, p.max_compute_work_group_invocations);
+  d.spec = {{0, local}};
+  d.local_size[0] = local;
+  d.local_size[1] = d.local_size[2] = 1;
+  linear::SplitGroups(std::max<uint64_t>((count + local - 1) / local, 1), p.max_compute_work_group_count[0],
+                      d.group_count);
+  d.group_count[2] = 1;
+  return d;
+}
 
 // Per-tensor quantization parameters of a Quant (scales[0], zero_points[0] or 0).
 inline float QScale(const ir::Quant& q) { return q.scales.empty() ? 1.0f : q.scales[0]; }

@@ -205,6 +205,26 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       tensor_vb_[t] = io;
     }
   }
+  // State tensors (KV caches): one buffer each, shared by every program.
+  uint32_t state_index = 0;
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (g.tensors[t].state) tensor_vb_[int(t)] = AddVb(SliceKind::State, state_index++, DeviceBytes(int(t)), g.tensors[t].name);
+  // The runtime owns the position input of a stateful program (the one rope and attention read).
+  if (state_index > 0 && tokens_ == 0)
+    return UserError("the graph has state (a KV cache) but no symbolic token dimension: a stateful graph's rows are "
+                     "the tokens of a run; give its activations the leading dimension '" + g.symbolic_dim + "'");
+  if (state_index > 0)
+    for (const ir::Op& op : g.ops) {
+      const int slot = op.type == ir::OpType::Attention ? 5 : op.type == ir::OpType::Rope ? 1 : -1;
+      if (slot < 0) continue;
+      const int t = op.inputs[size_t(slot)];
+      const int32_t idx = int32_t(std::find(g.inputs.begin(), g.inputs.end(), t) - g.inputs.begin());
+      if (prog.position_input >= 0 && prog.position_input != idx)
+        return UserError("op '" + op.name + "' reads position input '" + tensor(t).name + "', another op reads '" +
+                         tensor(g.inputs[size_t(prog.position_input)]).name +
+                         "': a stateful graph has one position input");
+      prog.position_input = idx;
+    }
   for (size_t oi = 0; oi < g.ops.size(); ++oi)
     for (int t : g.ops[oi].outputs) {
       if (!in_.fold.folded[oi].empty()) continue;
@@ -318,6 +338,21 @@ Status ProgramLowering::PlaceAndEmit(PlanProgram& prog, PipelineTable* pipelines
 }
 
 }  // namespace
+
+void PlanStates(const LowerInputs& in, BundlePlan* plan) {
+  const ir::Graph& g = in.graph;
+  uint64_t max_context = 0;
+  for (const ir::Tensor& t : g.tensors) {
+    if (!t.state) continue;
+    const uint64_t elems = uint64_t(t.NumElements(1));
+    plan->states.push_back({t.name, t.shape, uint8_t(t.dtype), (elems * (t.dtype == ir::DType::F16 ? 2 : 4) + 3) / 4 * 4});
+    if (t.shape.size() == 3) max_context = max_context ? std::min<uint64_t>(max_context, t.shape[1]) : t.shape[1];
+  }
+  if (plan->states.empty()) return;
+  for (const ir::Op& op : g.ops)
+    if (op.type == ir::OpType::Rope) max_context = std::min<uint64_t>(max_context, uint64_t(op.rope.max_positions));
+  plan->max_context = uint32_t(std::min<uint64_t>(max_context, 1u << 24));
+}
 
 Result<PackedConstants> PackAll(const LowerInputs& in, BundlePlan* plan) {
   PackedConstants out;

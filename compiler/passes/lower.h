@@ -31,6 +31,9 @@ struct LowerInputs {
   uint32_t align;  // binding offset alignment (>= minStorageBufferOffsetAlignment)
 };
 
+// The bundle's state tensors (KV caches) and the context they hold.
+void PlanStates(const LowerInputs& in, BundlePlan* plan);
+
 // Packs every op's constants into plan->weights.
 Result<PackedConstants> PackAll(const LowerInputs& in, BundlePlan* plan);
 

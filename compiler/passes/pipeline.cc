@@ -65,6 +65,7 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
   plan.compiler_version = kCompilerVersion;
   plan.target_profile = profile.name;
   plan.graph_hash = graph_hash;
+  PlanStates(in, &plan);
   VKQC_ASSIGN_OR_RETURN(const PackedConstants consts, PackAll(in, &plan));
   PipelineTable pipelines;
   for (int64_t t : sizes) VKQC_TRY(LowerProgram(in, t, consts, &pipelines, &plan));

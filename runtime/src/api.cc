@@ -233,6 +233,11 @@ vkqc_status vkqc_model_write_input(vkqc_model m, uint32_t program, uint32_t inde
   if (!io) return st;
   if (!data || size != io->size)
     return Invalid("input '" + io->name + "' takes " + std::to_string(io->size) + " bytes, got " + std::to_string(size));
+  if (int32_t(index) == m->programs[program].position_input) {  // owned by the runtime: sets the position
+    int32_t pos;
+    std::memcpy(&pos, data, 4);
+    return vkqc_model_set_position(m, pos < 0 ? UINT32_MAX : uint32_t(pos));
+  }
   std::memcpy(io->buffer.mapped, data, size);
   return Report(Ok());
 }
@@ -253,6 +258,9 @@ vkqc_status vkqc_model_map_input(vkqc_model m, uint32_t program, uint32_t index,
   const IoInfo* io = GetIo(m, program, index, false, &st);
   if (!io) return st;
   if (!out) return Invalid("out_ptr is null");
+  if (int32_t(index) == m->programs[program].position_input)
+    return Invalid("input '" + io->name + "' is the position of a stateful bundle, owned by the runtime: use "
+                   "vkqc_model_set_position (or vkqc_model_write_input)");
   *out = io->buffer.mapped;
   return Report(Ok());
 }
@@ -269,6 +277,56 @@ vkqc_status vkqc_model_map_output(vkqc_model m, uint32_t program, uint32_t index
 vkqc_status vkqc_model_run(vkqc_model m, uint32_t program) {
   if (!ValidProgram(m, program)) return Invalid("model is null or program index out of range");
   return Report(m->Run(program));
+}
+
+uint32_t vkqc_model_max_context(vkqc_model m) { return m ? m->max_context : 0; }
+
+uint32_t vkqc_model_position(vkqc_model m) { return m ? m->position : 0; }
+
+int32_t vkqc_model_position_input(vkqc_model m, uint32_t program) {
+  return ValidProgram(m, program) ? m->programs[program].position_input : -1;
+}
+
+vkqc_status vkqc_model_set_position(vkqc_model m, uint32_t position) {
+  if (!m) return Invalid("model is null");
+  if (m->max_context == 0) return Invalid("this bundle has no state (no KV cache): there is no position to set");
+  if (position > m->max_context)
+    return Invalid("position " + std::to_string(position) + " is beyond the max context " +
+                   std::to_string(m->max_context));
+  m->position = position;
+  return Report(Ok());
+}
+
+vkqc_status vkqc_model_reset_state(vkqc_model m) {
+  if (!m) return Invalid("model is null");
+  if (m->states.empty()) return Invalid("this bundle has no state (no KV cache) to reset");
+  return Report(m->ResetState());
+}
+
+uint32_t vkqc_model_state_count(vkqc_model m) { return m ? uint32_t(m->states.size()) : 0; }
+
+vkqc_status vkqc_model_state_info(vkqc_model m, uint32_t index, vkqc_tensor_info* out) {
+  if (!m || !out || index >= m->states.size()) return Invalid("null argument or state index out of range");
+  const auto* st = m->view.bundle->states()->Get(index);
+  *out = {};
+  out->name = m->states[index].name.c_str();
+  out->rank = st->shape() ? std::min<uint32_t>(st->shape()->size(), 8) : 0;
+  for (uint32_t i = 0; i < out->rank; ++i) out->shape[i] = st->shape()->Get(i);
+  out->dtype = vkqc_dtype(int(st->dtype()));
+  out->size_bytes = st->size();
+  return Report(Ok());
+}
+
+vkqc_status vkqc_model_read_state(vkqc_model m, const char* name, void* data, size_t size) {
+  if (!m || !name || !data) return Invalid("null argument");
+  for (uint32_t i = 0; i < m->states.size(); ++i) {
+    if (m->states[i].name != name) continue;
+    if (size != m->view.bundle->states()->Get(i)->size())
+      return Invalid(std::string("state '") + name + "' has " + std::to_string(m->view.bundle->states()->Get(i)->size()) +
+                     " bytes, got " + std::to_string(size));
+    return Report(m->ReadState(i, data, size));
+  }
+  return Report(Fail(VKQC_ERROR_NOT_FOUND, std::string("no state tensor '") + name + "'"));
 }
 
 vkqc_status vkqc_model_read_intermediate(vkqc_model m, uint32_t program, const char* name, void* data, size_t size) {

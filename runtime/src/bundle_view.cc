@@ -106,6 +106,15 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
     if (p->spec_constants() && p->spec_constants()->size() > 64) return Bad(w + ": too many specialization constants");
   }
   if (!b->programs() || b->programs()->size() == 0) return Bad("no programs");
+  const uint32_t nstate = b->states() ? b->states()->size() : 0;
+  if (nstate > 4096) return Bad("too many state tensors");
+  for (uint32_t i = 0; i < nstate; ++i) {
+    const auto* st = b->states()->Get(i);
+    if (st->size() == 0 || st->size() % 4 || st->size() > kMaxBytes)
+      return Bad("state tensor " + std::to_string(i) + ": bad size " + std::to_string(st->size()));
+  }
+  if (nstate && (b->max_context() == 0 || b->max_context() > (1u << 24)))
+    return Bad("a bundle with state needs max_context in 1..16777216");
   for (uint32_t pi = 0; pi < b->programs()->size(); ++pi) {
     const auto* pr = b->programs()->Get(pi);
     const std::string pw = "program " + std::to_string(pi);
@@ -115,6 +124,14 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
     const uint32_t nout = pr->outputs() ? pr->outputs()->size() : 0;
     const uint32_t nlayers = pr->layers() ? pr->layers()->size() : 0;
     if (pr->arena_size() > kMaxBytes) return Bad(pw + ": arena too large");
+    if (pr->position_input() >= 0) {
+      if (uint32_t(pr->position_input()) >= nin) return Bad(pw + ": position input index out of range");
+      const auto* pio = pr->inputs()->Get(uint32_t(pr->position_input()));
+      if (pio->dtype() != fbb::DType::I32 || pio->size() != 4) return Bad(pw + ": the position input is not i32 [1]");
+      if (nstate == 0) return Bad(pw + ": a position input without state");
+    } else if (pr->position_input() != -1) {
+      return Bad(pw + ": bad position input index");
+    }
     const auto* types = pr->commands_type();
     const auto* cmds = pr->commands();
     if (!types || !cmds || types->size() != cmds->size()) return Bad(pw + ": malformed command list");
@@ -147,6 +164,10 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
           case fbb::BufferKind::Output:
             if (s->index() >= nout) return Bad(cw + ": output index out of range");
             limit = (pr->outputs()->Get(s->index())->size() + 3) / 4 * 4;
+            break;
+          case fbb::BufferKind::State:
+            if (s->index() >= nstate) return Bad(cw + ": state index out of range");
+            limit = b->states()->Get(s->index())->size();
             break;
           default: return Bad(cw + ": unknown buffer kind");
         }

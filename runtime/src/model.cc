@@ -194,6 +194,7 @@ VkBuffer vkqc_model_t::BufferFor(uint32_t program, const vkqc::fb::bundle::Buffe
     case fbb::BufferKind::Arena: return p.arena.buffer;
     case fbb::BufferKind::Input: return p.inputs[s->index()].buffer.buffer;
     case fbb::BufferKind::Output: return p.outputs[s->index()].buffer.buffer;
+    case fbb::BufferKind::State: return states[s->index()].buffer.buffer;
   }
   return VK_NULL_HANDLE;
 }
@@ -334,12 +335,22 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
     return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, m);
   }
   if (auto e = CreateBuffer(view.weights_size, false, &weights); !e.ok()) return e;
+  if (view.bundle->states()) {
+    for (const auto* st : *view.bundle->states()) {
+      StateInfo si;
+      si.name = st->name()->str();
+      if (auto e = CreateBuffer(st->size(), false, &si.buffer); !e.ok()) return e;
+      states.push_back(std::move(si));
+    }
+    max_context = view.bundle->max_context();
+  }
   const auto* progs = view.bundle->programs();
   programs.resize(progs->size());
   for (uint32_t pi = 0; pi < progs->size(); ++pi) {
     const auto* pr = progs->Get(pi);
     Program& p = programs[pi];
     p.tokens = pr->tokens();
+    p.position_input = pr->position_input();
     if (auto e = CreateBuffer(pr->arena_size(), false, &p.arena); !e.ok()) return e;
     auto make_io = [&](const fbb::IoTensor* t, std::vector<IoInfo>& v) -> Err {
       IoInfo io;
@@ -377,6 +388,8 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
   if (auto e = Upload(o.staging_bytes ? o.staging_bytes : (16ull << 20), o.force_staging); !e.ok()) return e;
   if (o.poison_memory)
     if (auto e = Poison(); !e.ok()) return e;
+  if (!states.empty())
+    if (auto e = ResetState(); !e.ok()) return e;
   if (auto e = CreatePipelines(); !e.ok()) return e;
   if (auto e = CreateDescriptors(); !e.ok()) return e;
   for (uint32_t pi = 0; pi < programs.size(); ++pi) {
@@ -391,7 +404,55 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
   return Ok();
 }
 
-Err vkqc_model_t::Run(uint32_t pi) { return ctx->SubmitAndWait(programs[pi].cmd); }
+Err vkqc_model_t::PreparePosition(uint32_t pi) {
+  Program& p = programs[pi];
+  if (p.position_input < 0) return Ok();
+  const uint32_t tokens = std::max<uint32_t>(p.tokens, 1);
+  if (uint64_t(position) + tokens > max_context)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT,
+                "context overflow: position " + std::to_string(position) + " + " + std::to_string(tokens) +
+                    " tokens exceeds the max context " + std::to_string(max_context) +
+                    " of this bundle's KV cache; reset the state (vkqc_model_reset_state) or compile a larger context");
+  const int32_t pos = int32_t(position);
+  std::memcpy(p.inputs[size_t(p.position_input)].buffer.mapped, &pos, 4);
+  return Ok();
+}
+
+Err vkqc_model_t::Run(uint32_t pi) {
+  if (auto e = PreparePosition(pi); !e.ok()) return e;
+  Err e = ctx->SubmitAndWait(programs[pi].cmd);
+  if (e.ok() && programs[pi].position_input >= 0) position += std::max<uint32_t>(programs[pi].tokens, 1);
+  return e;
+}
+
+Err vkqc_model_t::ResetState() {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = ctx->pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &cb); r != VK_SUCCESS)
+    return VkFail(r, "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cb, &bi);
+  // After any earlier run's reads and writes of the state.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr,
+                       0, nullptr);
+  for (auto& st : states) vkCmdFillBuffer(cb, st.buffer.buffer, 0, VK_WHOLE_SIZE, 0u);
+  vkEndCommandBuffer(cb);
+  Err e = ctx->SubmitAndWait(cb);
+  vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+  if (e.ok()) position = 0;
+  return e;
+}
+
+Err vkqc_model_t::ReadState(uint32_t si, void* data, size_t size) {
+  return CopyToHost(states[si].buffer.buffer, 0, data, size);
+}
 
 Err vkqc_model_t::RunTimed(uint32_t pi, double* layer_ns, double* total_ns) {
   Program& p = programs[pi];
@@ -412,6 +473,7 @@ Err vkqc_model_t::RunTimed(uint32_t pi, double* layer_ns, double* total_ns) {
       return VkFail(r, "vkAllocateCommandBuffers");
     if (auto e = Record(pi, p.timed_cmd, p.queries); !e.ok()) return e;
   }
+  if (auto e = PreparePosition(pi); !e.ok()) return e;  // runs at the current position, not advancing it
   if (auto e = ctx->SubmitAndWait(p.timed_cmd); !e.ok()) return e;
   std::vector<uint64_t> t(2 * nl + 2);
   if (VkResult r = vkGetQueryPoolResults(ctx->device, p.queries, 0, uint32_t(t.size()), t.size() * 8, t.data(), 8,
@@ -431,6 +493,11 @@ Err vkqc_model_t::ReadArena(uint32_t pi, uint64_t offset, void* data, size_t siz
     std::memcpy(data, static_cast<const uint8_t*>(p.arena.mapped) + offset, size);
     return Ok();
   }
+  return CopyToHost(p.arena.buffer, offset, data, size);
+}
+
+// Copies [offset, offset + size) of a device buffer to host memory through a staging buffer.
+Err vkqc_model_t::CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size) {
   Buffer staging;
   if (auto e = CreateBuffer(size, true, &staging); !e.ok()) return e;
   VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
@@ -451,7 +518,7 @@ Err vkqc_model_t::ReadArena(uint32_t pi, uint64_t offset, void* data, size_t siz
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr,
                        0, nullptr);
   VkBufferCopy copy{offset, 0, size};
-  vkCmdCopyBuffer(cb, p.arena.buffer, staging.buffer, 1, &copy);
+  vkCmdCopyBuffer(cb, src, staging.buffer, 1, &copy);
   VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
   hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -480,5 +547,6 @@ void vkqc_model_t::Destroy() {
   for (auto l : layouts) vkDestroyPipelineLayout(ctx->device, l, ctx->alloc);
   for (auto l : set_layouts) vkDestroyDescriptorSetLayout(ctx->device, l, ctx->alloc);
   for (auto m : modules) vkDestroyShaderModule(ctx->device, m, ctx->alloc);
+  for (auto& st : states) DestroyBuffer(&st.buffer);
   DestroyBuffer(&weights);
 }

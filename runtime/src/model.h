@@ -42,6 +42,12 @@ struct Program {
   VkCommandBuffer timed_cmd = VK_NULL_HANDLE;  // recorded on first timed run
   VkQueryPool queries = VK_NULL_HANDLE;
   std::vector<VkDescriptorSet> sets;           // one per dispatch, in command order
+  int32_t position_input = -1;                 // index of the runtime-owned position input
+};
+
+struct StateInfo {
+  std::string name;
+  Buffer buffer;
 };
 
 }  // namespace vkqc::rt
@@ -57,11 +63,18 @@ struct vkqc_model_t {
   std::vector<VkPipeline> pipelines;
   VkDescriptorPool pool = VK_NULL_HANDLE;
   std::vector<vkqc::rt::Program> programs;
+  std::vector<vkqc::rt::StateInfo> states;  // KV caches shared by all programs
+  uint32_t max_context = 0;                 // 0: stateless
+  uint32_t position = 0;                    // where the next run's first row goes
 
   vkqc::rt::Err Load(const vkqc_model_options& o);
   vkqc::rt::Err Run(uint32_t program);
   vkqc::rt::Err RunTimed(uint32_t program, double* layer_ns, double* total_ns);
   vkqc::rt::Err ReadArena(uint32_t program, uint64_t offset, void* data, size_t size);
+  vkqc::rt::Err ReadState(uint32_t state, void* data, size_t size);
+  vkqc::rt::Err ResetState();  // zeros every state buffer, position 0
+  // Before a run: the position input of a stateful program, and the context bound.
+  vkqc::rt::Err PreparePosition(uint32_t program);
   void Destroy();
 
  private:
@@ -73,4 +86,5 @@ struct vkqc_model_t {
   vkqc::rt::Err Poison();
   vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps);
   VkBuffer BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const;
+  vkqc::rt::Err CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size);
 };

@@ -580,7 +580,7 @@ Status CheckPerOp(Runtime& rt, uint32_t prog, const ir::Graph& g, const std::map
     std::map<std::string, std::vector<float>> sub_in;
     bool missing = false;
     for (int t : op.inputs) {
-      if (g.tensors[t].is_constant()) continue;
+      if (g.tensors[t].is_constant() || g.tensors[t].state) continue;  // state: fresh on both sides
       sub.inputs.push_back(t);
       auto v = GpuValue(rt, prog, g, t, tokens, inputs);
       if (!v.ok() && any_folded) {  // a float tensor the fold pass removed
@@ -680,9 +680,20 @@ Status CmdRun(const Args& a) {
                          NpyDescr(info.dtype) + "'), the file holds '" + arr.descr + "'");
       bytes = arr.data;
       files.erase(f);
+    } else if (int32_t(i) == vkqc_model_position_input(rt.model, prog)) {
+      bytes.assign(4, 0);  // a fresh state: the run starts at position 0
+      std::printf("input %s: position 0 (the KV cache is fresh)\n", info.name);
     } else {
       bytes = RandomBytes(elems, info.dtype, seed + i);
-      std::printf("input %s: random %s values (seed %u)\n", info.name, DTypeLabel(info.dtype), seed + i);
+      if (info.dtype == VKQC_I32 && vkqc_model_max_context(rt.model) > 0)  // token ids of a decoder
+        for (size_t e = 0; e < elems; ++e) {
+          int32_t v;
+          std::memcpy(&v, bytes.data() + 4 * e, 4);
+          v = int32_t(uint32_t(v) % 256u);
+          std::memcpy(bytes.data() + 4 * e, &v, 4);
+        }
+      std::printf("input %s: random %s values (seed %u%s)\n", info.name, DTypeLabel(info.dtype), seed + i,
+                  info.dtype == VKQC_I32 && vkqc_model_max_context(rt.model) > 0 ? ", token ids in [0, 256)" : "");
     }
     NpyArray view;
     view.descr = NpyDescr(info.dtype);
@@ -699,13 +710,18 @@ Status CmdRun(const Args& a) {
   }
   if (!files.empty()) return UserError("--input names no input of the model: '" + files.begin()->first + "'");
 
+  const uint32_t position = vkqc_model_position(rt.model);
   const auto t0 = std::chrono::steady_clock::now();
   if (vkqc_model_run(rt.model, prog) != VKQC_OK) return UserError(vkqc_last_error());
   const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const uint32_t nl = vkqc_model_layer_count(rt.model, prog);
   std::vector<double> layer_ns(nl);
   double gpu_ns = 0;
+  // A stateful program is timed at the same position again (it rewrites the same cache rows).
+  const uint32_t after = vkqc_model_position(rt.model);
+  if (vkqc_model_max_context(rt.model) > 0) (void)vkqc_model_set_position(rt.model, position);
   const bool timed = vkqc_model_run_timed(rt.model, prog, layer_ns.data(), &gpu_ns) == VKQC_OK;
+  if (vkqc_model_max_context(rt.model) > 0) (void)vkqc_model_set_position(rt.model, after);
   std::printf("ran program %u (tokens %u) on %s: %.3f ms wall", prog, vkqc_model_program_tokens(rt.model, prog), dev,
               wall_ms);
   if (timed) std::printf(", %.3f ms GPU (timestamps)", gpu_ns / 1e6);

@@ -140,8 +140,32 @@ vkqc_status vkqc_model_read_output(vkqc_model model, uint32_t program, uint32_t 
 vkqc_status vkqc_model_map_input(vkqc_model model, uint32_t program, uint32_t index, void** out_ptr);
 vkqc_status vkqc_model_map_output(vkqc_model model, uint32_t program, uint32_t index, void** out_ptr);
 
-/* Submits the program's pre-recorded command buffer and waits for it. */
+/* Submits the program's pre-recorded command buffer and waits for it. On a stateful bundle
+ * (below), runs at the model's position and advances it by the program's token count; fails with
+ * VKQC_ERROR_INVALID_ARGUMENT, running nothing, where position + tokens would exceed the max
+ * context (nothing is ever written past the KV cache). */
 vkqc_status vkqc_model_run(vkqc_model model, uint32_t program);
+
+/* Stateful bundles: a decoder compiled with attention ops keeps its KV cache on the device from
+ * load to destroy, shared by every program (a prefill chunk and a decode step read and write the
+ * same cache). The state is zero at load. The model's position is where the next run's first
+ * row goes: row t of a run is at position + t, attending to positions 0..position + t. Each
+ * program's i32 [1] position input is owned by the runtime: vkqc_model_write_input on it sets the
+ * position, vkqc_model_map_input on it is refused. Generation: reset, run prefill chunks of the
+ * compiled sizes over the prompt, then the tokens=1 program once per new token, feeding back the
+ * previous token (README: "A generation loop in C"). */
+uint32_t vkqc_model_max_context(vkqc_model model);  /* positions the state holds; 0: stateless */
+uint32_t vkqc_model_position(vkqc_model model);
+/* The index of a program's runtime-owned position input, or -1 (stateless). */
+int32_t vkqc_model_position_input(vkqc_model model, uint32_t program);
+/* 0 <= position <= max context; rows before it must have been written by earlier runs. */
+vkqc_status vkqc_model_set_position(vkqc_model model, uint32_t position);
+/* Zeros the state and sets the position to 0. */
+vkqc_status vkqc_model_reset_state(vkqc_model model);
+uint32_t vkqc_model_state_count(vkqc_model model);
+vkqc_status vkqc_model_state_info(vkqc_model model, uint32_t index, vkqc_tensor_info* out_info);
+/* Copies a whole state tensor (f16/f32 [kv_heads, max_context, head_dim]) to `data`. */
+vkqc_status vkqc_model_read_state(vkqc_model model, const char* name, void* data, size_t size);
 
 /* Debugging: copies `size` bytes of the arena tensor `name` of the memory plan (as `vkqc
  * inspect` lists it, e.g. "x.dq8ca.params") after a run. Valid until the next run. */
@@ -161,7 +185,8 @@ uint32_t vkqc_model_layer_count(vkqc_model model, uint32_t program);
 vkqc_status vkqc_model_layer_info(vkqc_model model, uint32_t program, uint32_t index, vkqc_layer_info* out_info);
 
 /* Runs once more with timestamp queries around every layer; out_ns[i] = GPU time of layer i
- * in nanoseconds, *out_total_ns the whole command buffer. Arrays hold layer_count entries. */
+ * in nanoseconds, *out_total_ns the whole command buffer. Arrays hold layer_count entries.
+ * A stateful program runs at the current position without advancing it. */
 vkqc_status vkqc_model_run_timed(vkqc_model model, uint32_t program, double* out_layer_ns, double* out_total_ns);
 
 const char* vkqc_status_string(vkqc_status status);

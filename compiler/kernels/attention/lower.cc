@@ -1,0 +1,93 @@
+#include "compiler/kernels/attention/lower.h"
+
+#include <algorithm>
+
+#include "compiler/emit/bundle_plan.h"
+
+namespace vkqc::attention {
+
+AttentionChoice SelectAttention(int64_t rows, int64_t heads, int64_t cache_len) {
+  AttentionChoice c;
+  const uint64_t pairs = uint64_t(std::max<int64_t>(rows * heads, 1));
+  const uint64_t max_splits = uint64_t((cache_len + 63) / 64);
+  const uint64_t want = std::clamp<uint64_t>((kTargetWorkgroups + pairs - 1) / pairs, 1, max_splits);
+  c.chunk = uint32_t((uint64_t(cache_len) + want - 1) / want + 63) / 64 * 64;
+  c.splits = uint32_t((uint64_t(cache_len) + c.chunk - 1) / c.chunk);
+  if (c.splits == 1) {
+    c.chunk = uint32_t((cache_len + 63) / 64 * 64);
+    c.reason = std::to_string(pairs) + " (row, head) pairs fill the GPU: one workgroup each, online softmax over "
+               "64-key blocks";
+  } else {
+    c.reason = "flash decoding: " + std::to_string(pairs) + " (row, head) pairs alone would leave the GPU idle, so each "
+               "is split into " + std::to_string(c.splits) + " chunks of " + std::to_string(c.chunk) +
+               " cache positions (splits past the context return at once), then combined";
+  }
+  return c;
+}
+
+namespace {
+
+Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  const ir::AttentionAttrs& a = op.attention;
+  const ir::Tensor& q = ctx.tensor(op.inputs[0]);
+  const ir::Tensor& kc = ctx.tensor(op.inputs[3]);
+  const int64_t rows = q.NumElements(ctx.tokens()) / (int64_t(a.num_heads) * a.head_dim);
+  const int64_t s = kc.shape[1];
+  const bool f16 = kc.dtype == ir::DType::F16;
+  const std::vector<std::string> kv_def = f16 ? std::vector<std::string>{"VKQC_KV_F16"} : std::vector<std::string>{};
+  const kernels::Bind pos = ctx.Read(op.inputs[5]);
+  // 1. the new rows into the cache
+  linear::DispatchParams app =
+      kernels::FlatDispatch("kv_append.comp", kv_def, uint64_t(rows * a.num_kv_heads * a.head_dim / 2), 128,
+                            ctx.profile());
+  app.spec.insert(app.spec.end(), {{1, uint32_t(rows)}, {2, uint32_t(a.num_kv_heads)}, {3, uint32_t(a.head_dim)},
+                                   {4, uint32_t(s)}});
+  ctx.Dispatch(app, {ctx.Read(op.inputs[1]), ctx.Read(op.inputs[2]), pos, ctx.Write(op.inputs[3]),
+                     ctx.Write(op.inputs[4])});
+  // 2. attention over the cache (3. combined when split)
+  const AttentionChoice c = SelectAttention(rows, a.num_heads, s);
+  const kernels::Bind y = ctx.Write(op.outputs[0]);
+  kernels::Bind out = y;
+  if (c.splits > 1)
+    out = ctx.Scratch(uint64_t(rows) * a.num_heads * c.splits * (a.head_dim + 2) * 4, op.name + ".partials");
+  linear::DispatchParams at;
+  at.shader = {"attention.comp", kv_def};
+  at.local_size[0] = 64;
+  at.local_size[1] = at.local_size[2] = 1;
+  at.group_count[0] = c.splits;
+  at.group_count[1] = uint32_t(a.num_heads);
+  at.group_count[2] = uint32_t(rows);
+  at.spec = {{1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.num_kv_heads)}, {4, uint32_t(a.head_dim)},
+             {5, uint32_t(s)}, {6, c.chunk}, {7, c.splits}, {8, kernels::FloatBits(a.Scale())}};
+  at.shared_memory_bytes = 128 * 8 + 64 * 4;
+  ctx.Dispatch(at, {ctx.Read(op.inputs[0]), ctx.Read(op.inputs[3]), ctx.Read(op.inputs[4]), pos, out});
+  if (c.splits > 1) {
+    linear::DispatchParams cb;
+    cb.shader = {"attention_combine.comp", {}};
+    const uint32_t local = uint32_t(std::min<int64_t>(64, a.head_dim));
+    cb.spec = {{0, local}, {1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.head_dim)},
+               {4, uint32_t(s)}, {5, c.chunk}, {6, c.splits}};
+    cb.local_size[0] = local;
+    cb.local_size[1] = cb.local_size[2] = 1;
+    cb.group_count[0] = uint32_t(a.num_heads);
+    cb.group_count[1] = uint32_t(rows);
+    cb.group_count[2] = 1;
+    ctx.Dispatch(cb, {out.AsRead(), pos, y});
+  }
+  pl.variant = std::string(c.splits > 1 ? "attention_split" : "attention_rows") + "_kv" + (f16 ? "f16" : "f32");
+  pl.reason = c.reason;
+  pl.detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
+              std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) + ", cache of " +
+              std::to_string(s) + " positions";
+  return {};
+}
+
+}  // namespace
+
+const kernels::Family& Lowering() {
+  static const kernels::Family f{"attention", {ir::OpType::Attention}, nullptr, Lower};
+  return f;
+}
+
+}  // namespace vkqc::attention

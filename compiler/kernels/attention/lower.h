@@ -1,0 +1,25 @@
+// attention lowering (kernels/lowering.h): append the run's K/V rows to the KV cache
+// (shaders/kv_append.comp), then attention.comp over the cache, split along the cache length
+// when few (row, head) pairs would leave the GPU idle (flash decoding, combined by
+// attention_combine.comp).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "compiler/kernels/lowering.h"
+
+namespace vkqc::attention {
+
+const kernels::Family& Lowering();
+
+// The attention kernel's shape for one program: a pure function of the sizes.
+struct AttentionChoice {
+  uint32_t splits = 1;  // workgroups along the cache per (row, head)
+  uint32_t chunk = 64;  // keys per split (a multiple of 64)
+  std::string reason;
+};
+// Splits so that rows x heads x splits reaches kTargetWorkgroups, each split >= 64 keys.
+constexpr uint64_t kTargetWorkgroups = 1024;
+AttentionChoice SelectAttention(int64_t rows, int64_t heads, int64_t cache_len);
+
+}  // namespace vkqc::attention

@@ -1,0 +1,123 @@
+#version 450
+// Causal scaled dot-product attention of ROWS query rows over the KV cache (grouped-query heads:
+// query head h reads KV head h / (HQ / HKV)); row t attends to cache positions 0..pos[0] + t.
+// Grid (SPLITS, HQ, ROWS): workgroup (s, h, t) covers keys [s * CHUNK, min((s + 1) * CHUNK, len))
+// in blocks of 64 with an online softmax (running max and sum, fp32). SPLITS == 1 writes the
+// normalized output y [ROWS][HQ * D]; SPLITS > 1 (flash decoding) writes per split {max, sum,
+// acc[D]} to `part` [ROWS][HQ][SPLITS][D + 2] for attention_combine.comp. Workgroups past the
+// row's length return at once, so the work grows with the context, not with S.
+#include "common.glslh"
+
+layout(local_size_x = 64) in;
+layout(constant_id = 1) const uint ROWS = 1;
+layout(constant_id = 2) const uint HQ = 1;
+layout(constant_id = 3) const uint HKV = 1;
+layout(constant_id = 4) const uint D = 2;
+layout(constant_id = 5) const uint S = 1;
+layout(constant_id = 6) const uint CHUNK = 64;
+layout(constant_id = 7) const uint SPLITS = 1;
+layout(constant_id = 8) const float SCALE = 1.0;
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
+#ifdef VKQC_KV_F16
+layout(std430, binding = 1) readonly buffer KC { uint kc[]; };
+layout(std430, binding = 2) readonly buffer VC { uint vc[]; };
+#else
+layout(std430, binding = 1) readonly buffer KC { vec2 kc[]; };
+layout(std430, binding = 2) readonly buffer VC { vec2 vc[]; };
+#endif
+layout(std430, binding = 3) readonly buffer P { int pos[]; };
+layout(std430, binding = 4) writeonly buffer O { float o[]; };
+
+const uint DMAX = 256;
+const uint DPT = (D + 63) / 64;  // output dims per invocation
+shared vec2 qs[DMAX / 2];
+shared float ps[64];
+
+vec2 key_pair(uint at) {
+#ifdef VKQC_KV_F16
+  const uint w = kc[at];
+  return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
+#else
+  return kc[at];
+#endif
+}
+
+vec2 value_pair(uint at) {
+#ifdef VKQC_KV_F16
+  const uint w = vc[at];
+  return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
+#else
+  return vc[at];
+#endif
+}
+
+void main() {
+  const uint s = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
+  const uint half_d = D / 2;
+  const uint len = uint(clamp(pos[0] + int(t) + 1, 1, int(S)));
+  const uint begin = s * CHUNK, end = min(begin + CHUNK, len);
+  if (begin >= end) return;  // uniform: this split lies past the row's context
+  const uint kvh = h / (HQ / HKV);
+  const uint qbase = (t * HQ + h) * D;
+  for (uint i = lid; i < half_d; i += 64) qs[i] = vec2(q[qbase + 2 * i], q[qbase + 2 * i + 1]) * SCALE;
+  barrier();
+  float m = -uintBitsToFloat(0x7F800000u), l = 0.0;
+  float acc[DPT];
+  for (uint j = 0; j < DPT; ++j) acc[j] = 0.0;
+  const uint cache_base = kvh * S * half_d;
+  for (uint kb = begin; kb < end; kb += 64) {
+    const uint key = kb + lid;
+    float sc = -uintBitsToFloat(0x7F800000u);
+    if (key < end) {
+      float dot = 0.0;
+      const uint kr = cache_base + key * half_d;
+      for (uint i = 0; i < half_d; ++i) {
+        const vec2 kv = key_pair(kr + i);
+        dot += qs[i].x * kv.x + qs[i].y * kv.y;
+      }
+      sc = dot;
+    }
+    ps[lid] = sc;
+    barrier();
+    const uint n = min(64u, end - kb);
+    float bm = m;
+    for (uint j = 0; j < n; ++j) bm = max(bm, ps[j]);
+    const float corr = exp(m - bm);  // m = -inf on the first block: corr = 0, l and acc are 0
+    barrier();
+    ps[lid] = lid < n ? exp(sc - bm) : 0.0;
+    barrier();
+    float bs = 0.0;
+    for (uint j = 0; j < n; ++j) bs += ps[j];
+    l = l * corr + bs;
+    for (uint dd = 0; dd < DPT; ++dd) {
+      const uint d = lid + dd * 64;
+      if (d >= D) break;
+      float a = acc[dd] * corr;
+      const uint vbase = cache_base + kb * half_d + d / 2;
+      for (uint j = 0; j < n; ++j) {
+        const vec2 vv = value_pair(vbase + j * half_d);
+        a += ps[j] * ((d & 1u) != 0u ? vv.y : vv.x);
+      }
+      acc[dd] = a;
+    }
+    m = bm;
+    barrier();
+  }
+  if (SPLITS == 1) {
+    for (uint dd = 0; dd < DPT; ++dd) {
+      const uint d = lid + dd * 64;
+      if (d < D) o[qbase + d] = acc[dd] / l;
+    }
+  } else {
+    const uint pbase = ((t * HQ + h) * SPLITS + s) * (D + 2);
+    if (lid == 0) {
+      o[pbase] = m;
+      o[pbase + 1] = l;
+    }
+    for (uint dd = 0; dd < DPT; ++dd) {
+      const uint d = lid + dd * 64;
+      if (d < D) o[pbase + 2 + d] = acc[dd];
+    }
+  }
+}
