@@ -20,6 +20,7 @@
 #include "reference/reference.h"
 #include "runtime/src/coopmat_khr.h"
 #include "schema/bundle_generated.h"
+#include "tools/vkqc/generate.h"
 #include "tools/vkqc/npy.h"
 #include "tools/vkqc/probe.h"
 #include "tools/vkqc/roofline.h"
@@ -51,6 +52,12 @@ commands:
           --per-op (bundle compiled with --keep-intermediates): checks every op on the GPU's
           own inputs: int8 outputs within 1, float outputs within the tolerance;
           --robust-access: the device's robustBufferAccess (for bundles from untrusted sources)
+  generate OUT.vkqb --prompt-ids ID[,ID...] [--max-new-tokens 32] [--temperature 0] [--top-k K]
+          [--top-p P] [--seed S] [--eos ID] [--device I] [--validation]
+                                             token generation with a decoder bundle (KV cache):
+                                             prefill in chunks of the compiled token counts, then one
+                                             tokens=1 run per token; greedy unless --temperature > 0;
+                                             prints the generated ids and prefill/decode speeds
   bench   OUT.vkqb [--tokens N] [--min-ms 100] [--roofline PROFILE] [--peak-gbps G] [--peak-tops T]
           [--device I] [--validation] [--robust-access]
           --roofline (a built-in name, PROFILE.json or PROFILE.vkqc.json with a measured roofline):
@@ -88,7 +95,8 @@ bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
                                   "--coopmat-tile", "--gemm-shape",
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
-                                  "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline"};
+                                  "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",
+                                  "--prompt-ids", "--max-new-tokens", "--temperature", "--top-k", "--top-p", "--eos"};
   for (const char* v : kValued)
     if (k == v) return true;
   return false;
@@ -843,6 +851,52 @@ Status CmdRun(const Args& a) {
   return {};
 }
 
+Status CmdGenerate(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--max-new-tokens", "--temperature", "--top-k", "--top-p", "--seed", "--eos",
+                          "--device", "--validation"}));
+  if (a.pos.size() != 1 || !a.Has("--prompt-ids"))
+    return UserError("usage: vkqc generate OUT.vkqb --prompt-ids ID[,ID...] [--max-new-tokens N]");
+  GenerateOptions o;
+  const std::string ids = a.Get("--prompt-ids");
+  size_t start = 0;
+  while (start <= ids.size()) {
+    const size_t comma = std::min(ids.find(',', start), ids.size());
+    VKQC_ASSIGN_OR_RETURN(int64_t id, ParseInt(ids.substr(start, comma - start), "--prompt-ids"));
+    if (id < 0 || id > INT32_MAX) return UserError("--prompt-ids: token id " + std::to_string(id) + " is out of range");
+    o.prompt.push_back(int32_t(id));
+    start = comma + 1;
+  }
+  if (a.Has("--max-new-tokens")) {
+    VKQC_ASSIGN_OR_RETURN(o.max_new_tokens, ParseInt(a.Get("--max-new-tokens"), "--max-new-tokens"));
+  }
+  if (a.Has("--temperature")) {
+    VKQC_ASSIGN_OR_RETURN(o.temperature, ParseDouble(a.Get("--temperature"), "--temperature"));
+  }
+  if (a.Has("--top-k")) {
+    VKQC_ASSIGN_OR_RETURN(o.top_k, ParseInt(a.Get("--top-k"), "--top-k"));
+  }
+  if (a.Has("--top-p")) {
+    VKQC_ASSIGN_OR_RETURN(o.top_p, ParseDouble(a.Get("--top-p"), "--top-p"));
+  }
+  if (a.Has("--eos")) {
+    VKQC_ASSIGN_OR_RETURN(o.eos, ParseInt(a.Get("--eos"), "--eos"));
+  }
+  if (a.Has("--seed")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t s, ParseInt(a.Get("--seed"), "--seed"));
+    o.seed = uint64_t(s);
+  }
+  if (o.temperature < 0 || !std::isfinite(o.temperature)) return UserError("--temperature must be >= 0");
+  if (o.top_k < 0) return UserError("--top-k must be >= 0 (0: all tokens)");
+  if (!(o.top_p > 0 && o.top_p <= 1)) return UserError("--top-p must be in (0, 1]");
+  Runtime rt;
+  VKQC_TRY(rt.Open(a, a.pos[0], false));
+  VKQC_ASSIGN_OR_RETURN(GenerateResult r, Generate(rt.model, o));
+  (void)r;
+  if (!rt.validation.empty())
+    return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
+  return {};
+}
+
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
                           "--validation", "--robust-access"}));
@@ -977,6 +1031,7 @@ int Main(int argc, char** argv) {
   else if (cmd == "inspect") st = CmdInspect(*args);
   else if (cmd == "run") st = CmdRun(*args);
   else if (cmd == "bench") st = CmdBench(*args);
+  else if (cmd == "generate") st = CmdGenerate(*args);
   else if (cmd == "profiles") st = CmdProfiles(*args);
   else if (cmd == "probe") st = CmdProbe(*args);
   else if (cmd == "roofline") st = CmdRoofline(*args);

@@ -1,0 +1,187 @@
+#include "tools/vkqc/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+namespace vkqc {
+namespace {
+
+// What generation needs of a program: its token-id input, and its greedy-token and logits outputs.
+struct ProgramIo {
+  uint32_t program = 0, tokens = 0;
+  int32_t ids = -1;      // input index: i32 [tokens]
+  int32_t next = -1;     // output index: i32 [tokens] (argmax)
+  int32_t logits = -1;   // output index: f32 [tokens, vocab]
+  int64_t vocab = 0;
+};
+
+Result<ProgramIo> Describe(vkqc_model m, uint32_t p) {
+  ProgramIo io;
+  io.program = p;
+  io.tokens = vkqc_model_program_tokens(m, p);
+  const int32_t pos = vkqc_model_position_input(m, p);
+  for (uint32_t i = 0; i < vkqc_model_input_count(m, p); ++i) {
+    vkqc_tensor_info t;
+    (void)vkqc_model_input_info(m, p, i, &t);
+    if (int32_t(i) == pos) continue;
+    if (t.dtype != VKQC_I32 || t.rank != 1 || io.ids >= 0)
+      return UserError(std::string("program tokens=") + std::to_string(io.tokens) + ": input '" + t.name +
+                       "' is not the one i32 [tokens] token-id input generation feeds (a decoder bundle takes the "
+                       "token ids and the runtime-owned position)");
+    io.ids = int32_t(i);
+  }
+  for (uint32_t i = 0; i < vkqc_model_output_count(m, p); ++i) {
+    vkqc_tensor_info t;
+    (void)vkqc_model_output_info(m, p, i, &t);
+    if (t.dtype == VKQC_I32 && t.rank == 1 && io.next < 0) io.next = int32_t(i);
+    if (t.dtype == VKQC_F32 && t.rank == 2 && io.logits < 0) {
+      io.logits = int32_t(i);
+      io.vocab = t.shape[1];
+    }
+  }
+  if (io.ids < 0) return UserError("the bundle has no i32 [tokens] token-id input");
+  if (io.next < 0 && io.logits < 0)
+    return UserError("the bundle has neither an i32 [tokens] next-token output (argmax) nor f32 [tokens, vocab] logits");
+  return io;
+}
+
+vkqc_status Run(vkqc_model m, uint32_t p, std::vector<double>& layer_ns, double* gpu_ns) {
+  // Timed runs do not advance the position: advance it here.
+  layer_ns.resize(vkqc_model_layer_count(m, p));
+  const uint32_t at = vkqc_model_position(m);
+  vkqc_status st = vkqc_model_run_timed(m, p, layer_ns.data(), gpu_ns);
+  if (st == VKQC_ERROR_UNSUPPORTED_DEVICE) {  // no timestamps on this queue: plain runs
+    *gpu_ns = 0;
+    return vkqc_model_run(m, p);
+  }
+  if (st != VKQC_OK) return st;
+  return vkqc_model_set_position(m, at + std::max<uint32_t>(vkqc_model_program_tokens(m, p), 1));
+}
+
+// The next token from the last row's logits: greedy, or sampled (temperature, top-k, top-p).
+int32_t Sample(const float* logits, int64_t vocab, const GenerateOptions& o, std::mt19937_64& rng) {
+  if (o.temperature <= 0) return int32_t(std::max_element(logits, logits + vocab) - logits);
+  std::vector<std::pair<float, int32_t>> c(static_cast<size_t>(vocab));
+  for (int64_t i = 0; i < vocab; ++i) c[size_t(i)] = {logits[i], int32_t(i)};
+  std::sort(c.begin(), c.end(), [](auto& a, auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  size_t keep = o.top_k > 0 ? std::min<size_t>(size_t(o.top_k), c.size()) : c.size();
+  std::vector<double> p(keep);
+  double sum = 0;
+  for (size_t i = 0; i < keep; ++i) sum += p[i] = std::exp((double(c[i].first) - c[0].first) / o.temperature);
+  if (o.top_p < 1.0) {
+    double acc = 0;
+    size_t n = 0;
+    while (n < keep && acc < o.top_p * sum) acc += p[n++];
+    keep = std::max<size_t>(n, 1);
+    p.resize(keep);
+  }
+  std::discrete_distribution<size_t> d(p.begin(), p.end());
+  return c[d(rng)].second;
+}
+
+}  // namespace
+
+Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
+  if (vkqc_model_max_context(m) == 0)
+    return UserError("the bundle has no KV cache: compile a decoder graph (attention ops with state caches)");
+  std::vector<ProgramIo> progs;
+  for (uint32_t p = 0; p < vkqc_model_program_count(m); ++p) {
+    VKQC_ASSIGN_OR_RETURN(progs.emplace_back(), Describe(m, p));
+  }
+  std::sort(progs.begin(), progs.end(), [](auto& a, auto& b) { return a.tokens > b.tokens; });
+  const ProgramIo& step = progs.back();
+  if (step.tokens != 1) return UserError("the bundle has no tokens=1 program for decoding: compile with --tokens 1,...");
+  if (o.prompt.empty()) return UserError("the prompt is empty: give at least one token id");
+  if (o.max_new_tokens < 0) return UserError("--max-new-tokens must be >= 0");
+  if (o.temperature > 0 && step.logits < 0)
+    return UserError("sampling needs the logits output; this bundle only has the argmax token (use --temperature 0)");
+  const int64_t vocab = step.vocab;
+  for (int32_t id : o.prompt)
+    if (id < 0 || (vocab > 0 && id >= vocab))
+      return UserError("prompt token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                       std::to_string(vocab) + ")");
+  const uint64_t need = o.prompt.size() + uint64_t(o.max_new_tokens);
+  if (need > vkqc_model_max_context(m) + 1ull)  // the last generated token is never fed back
+    return UserError("the prompt (" + std::to_string(o.prompt.size()) + " tokens) and --max-new-tokens " +
+                     std::to_string(o.max_new_tokens) + " need a context of " + std::to_string(need - 1) +
+                     ", the bundle holds " + std::to_string(vkqc_model_max_context(m)));
+  if (vkqc_model_reset_state(m) != VKQC_OK) return UserError(vkqc_last_error());
+
+  GenerateResult r;
+  std::mt19937_64 rng(o.seed);
+  std::vector<double> layer_ns;
+  std::vector<float> row;
+  // The next token from the last run's last row.
+  auto next_token = [&](const ProgramIo& io) -> Result<int32_t> {
+    if (o.temperature <= 0 && io.next >= 0) {
+      std::vector<int32_t> ids(io.tokens);
+      if (vkqc_model_read_output(m, io.program, uint32_t(io.next), ids.data(), ids.size() * 4) != VKQC_OK)
+        return UserError(vkqc_last_error());
+      return ids.back();
+    }
+    std::vector<float> all(size_t(io.tokens) * size_t(io.vocab));
+    if (vkqc_model_read_output(m, io.program, uint32_t(io.logits), all.data(), all.size() * 4) != VKQC_OK)
+      return UserError(vkqc_last_error());
+    return Sample(all.data() + size_t(io.tokens - 1) * size_t(io.vocab), io.vocab, o, rng);
+  };
+  using Clock = std::chrono::steady_clock;
+  // Prefill in chunks: the largest compiled size that fits what is left.
+  size_t done = 0;
+  int32_t next = 0;
+  std::string chunks;
+  const auto t0 = Clock::now();
+  while (done < o.prompt.size()) {
+    const size_t left = o.prompt.size() - done;
+    const ProgramIo* io = nullptr;
+    for (const ProgramIo& p : progs)
+      if (p.tokens <= left) {
+        io = &p;
+        break;
+      }
+    if (vkqc_model_write_input(m, io->program, uint32_t(io->ids), o.prompt.data() + done, io->tokens * 4) != VKQC_OK)
+      return UserError(vkqc_last_error());
+    double ns = 0;
+    if (Run(m, io->program, layer_ns, &ns) != VKQC_OK) return UserError(vkqc_last_error());
+    r.prefill_gpu_ms += ns / 1e6;
+    chunks += (chunks.empty() ? "" : "+") + std::to_string(io->tokens);
+    done += io->tokens;
+    if (done == o.prompt.size()) {
+    VKQC_ASSIGN_OR_RETURN(next, next_token(*io));
+  }
+  }
+  r.prefill_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const auto t1 = Clock::now();
+  while (int64_t(r.tokens.size()) < o.max_new_tokens) {
+    r.tokens.push_back(next);
+    if (next == o.eos || int64_t(r.tokens.size()) == o.max_new_tokens) break;
+    if (vkqc_model_write_input(m, step.program, uint32_t(step.ids), &next, 4) != VKQC_OK)
+      return UserError(vkqc_last_error());
+    double ns = 0;
+    if (Run(m, step.program, layer_ns, &ns) != VKQC_OK) return UserError(vkqc_last_error());
+    r.decode_gpu_ms += ns / 1e6;
+    ++r.decode_steps;
+    VKQC_ASSIGN_OR_RETURN(next, next_token(step));
+  }
+  r.decode_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
+  if (!o.quiet) {
+    std::printf("prompt: %zu tokens, prefill in chunks %s\n", o.prompt.size(), chunks.c_str());
+    std::printf("prefill: %.3f ms GPU (%.1f tokens/s), %.3f ms wall (%.1f tokens/s)\n", r.prefill_gpu_ms,
+                r.prefill_gpu_ms > 0 ? 1e3 * double(o.prompt.size()) / r.prefill_gpu_ms : 0.0, r.prefill_wall_ms,
+                1e3 * double(o.prompt.size()) / r.prefill_wall_ms);
+    if (r.decode_steps > 0)
+      std::printf("decode: %lld steps, %.3f ms GPU per token (%.1f tokens/s), %.3f ms wall per token (%.1f tokens/s)\n",
+                  (long long)r.decode_steps, r.decode_gpu_ms / double(r.decode_steps),
+                  r.decode_gpu_ms > 0 ? 1e3 * double(r.decode_steps) / r.decode_gpu_ms : 0.0,
+                  r.decode_wall_ms / double(r.decode_steps), 1e3 * double(r.decode_steps) / r.decode_wall_ms);
+  }
+  std::string line;
+  for (int32_t t : r.tokens) line += (line.empty() ? "" : ",") + std::to_string(t);
+  std::printf("tokens: %s\n", line.c_str());
+  return r;
+}
+
+}  // namespace vkqc

@@ -1,0 +1,34 @@
+// `vkqc generate`: token generation with a stateful decoder bundle through the C API alone
+// (reset, prefill in chunks of the compiled token counts, then one tokens=1 run per new token).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/common/result.h"
+#include "vkqc/vkqc.h"
+
+namespace vkqc {
+
+struct GenerateOptions {
+  std::vector<int32_t> prompt;
+  int64_t max_new_tokens = 32;
+  double temperature = 0;  // 0: greedy
+  int64_t top_k = 0;       // 0: all
+  double top_p = 1.0;
+  uint64_t seed = 1;
+  int64_t eos = -1;        // stop after generating this id (-1: never)
+  bool quiet = false;      // only the token line
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;  // generated ids (not the prompt)
+  double prefill_gpu_ms = 0, prefill_wall_ms = 0;
+  double decode_gpu_ms = 0, decode_wall_ms = 0;  // totals over the decode steps
+  int64_t decode_steps = 0;
+};
+
+// Runs the generation on a loaded model; prints progress and speeds unless quiet.
+Result<GenerateResult> Generate(vkqc_model model, const GenerateOptions& o);
+
+}  // namespace vkqc
