@@ -1,0 +1,407 @@
+// The transformer-decoder ops on the device against the CPU reference (validation on):
+// rms_norm, argmax, embedding (f32 / q8csw / q4gsw), rope (both layouts, Llama-3 scaling, positions
+// up to the table's end), attention over the persistent KV cache (GQA ratios 1, 4 and 8, head_dim
+// 32/64/128, f16 and f32 caches, the row and split kernels, prefill then decode across programs),
+// and the runtime's state API (position ownership, overflow refusal, reset).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "compiler/graph/synthetic.h"
+#include "compiler/passes/pipeline.h"
+#include "gpu_fixture.h"
+#include "reference/reference.h"
+
+namespace vkqc {
+namespace {
+
+using testing_graphs::OwnBytes;
+using testing_graphs::RandomFloats;
+
+int AddTensor(ir::Graph& g, const std::string& name, std::vector<int64_t> shape, ir::DType dt = ir::DType::F32) {
+  ir::Tensor t;
+  t.name = name;
+  t.shape = std::move(shape);
+  t.dtype = dt;
+  g.tensors.push_back(std::move(t));
+  return int(g.tensors.size() - 1);
+}
+
+int AddConst(ir::Graph& g, const std::string& name, std::vector<int64_t> shape, ir::DType dt, const void* p, size_t n) {
+  const int t = AddTensor(g, name, std::move(shape), dt);
+  g.tensors[size_t(t)].data = OwnBytes(p, n);
+  return t;
+}
+
+std::vector<uint8_t> Bytes(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  return std::vector<uint8_t>(b, b + n);
+}
+
+Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> tokens = {}) {
+  VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(gpu_test::TestProfile()));
+  CompileOptions o;
+  o.tokens = std::move(tokens);
+  return CompileGraph(g, p, o, 0);
+}
+
+// Loads a bundle with poisoned memory.
+::testing::AssertionResult Load(const std::vector<uint8_t>& bundle, gpu_test::Loaded* l) {
+  vkqc_model_options mo;
+  vkqc_model_options_init(&mo);
+  mo.poison_memory = 1;
+  if (vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), &mo, &l->model) != VKQC_OK)
+    return ::testing::AssertionFailure() << "load: " << vkqc_last_error();
+  return ::testing::AssertionSuccess();
+}
+
+// Writes the inputs of `prog`, runs it, returns output `out`'s bytes.
+::testing::AssertionResult RunProgram(vkqc_model m, uint32_t prog, const std::vector<std::vector<uint8_t>>& inputs,
+                                      uint32_t out, std::vector<uint8_t>* bytes) {
+  for (uint32_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].empty() && vkqc_model_write_input(m, prog, i, inputs[i].data(), inputs[i].size()) != VKQC_OK)
+      return ::testing::AssertionFailure() << "write_input " << i << ": " << vkqc_last_error();
+  if (vkqc_model_run(m, prog) != VKQC_OK) return ::testing::AssertionFailure() << "run: " << vkqc_last_error();
+  vkqc_tensor_info info;
+  vkqc_model_output_info(m, prog, out, &info);
+  bytes->resize(info.size_bytes);
+  if (vkqc_model_read_output(m, prog, out, bytes->data(), bytes->size()) != VKQC_OK)
+    return ::testing::AssertionFailure() << vkqc_last_error();
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<float> AsFloats(const std::vector<uint8_t>& b) {
+  std::vector<float> f(b.size() / 4);
+  std::memcpy(f.data(), b.data(), f.size() * 4);
+  return f;
+}
+
+// max |a - b| / max(|scale|), over the elements.
+double RelErr(const std::vector<float>& got, const std::vector<float>& want, const std::vector<float>& scale) {
+  double e = 0, s = 1e-30;
+  for (size_t i = 0; i < want.size(); ++i) {
+    e = std::max(e, std::fabs(double(got[i]) - want[i]));
+    s = std::max(s, std::fabs(double(scale[i])));
+  }
+  return e / s;
+}
+
+TEST(Decoder, RmsNormMatchesReference) {
+  for (int64_t c : {1, 37, 256, 1000, 2048})
+    for (int64_t rows : {1, 3, 17}) {
+      ir::Graph g;
+      const int x = AddTensor(g, "x", {rows, c});
+      std::vector<float> w = RandomFloats(size_t(c), 7, 0.5f);
+      const int wt = AddConst(g, "w", {c}, ir::DType::F32, w.data(), w.size() * 4);
+      const int y = AddTensor(g, "y", {rows, c});
+      g.ops.push_back(gpu_test::MakeOp("norm", ir::OpType::RmsNorm, {x, wt}, {y}));
+      g.ops.back().norm.eps = 1e-6f;
+      g.inputs = {x};
+      g.outputs = {y};
+      auto bundle = Compile(g);
+      ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+      const std::vector<float> xv = RandomFloats(size_t(rows * c), uint32_t(c + rows), 3.0f);
+      gpu_test::Loaded l;
+      ASSERT_TRUE(Load(*bundle, &l));
+      std::vector<uint8_t> out;
+      ASSERT_TRUE(RunProgram(l.model, 0, {Bytes(xv.data(), xv.size() * 4)}, 0, &out));
+      auto want = ref::RunGraph(g, {{"x", xv}}, {});
+      ASSERT_TRUE(want.ok()) << want.error().message;
+      const auto& r = want->at("y");
+      EXPECT_LE(RelErr(AsFloats(out), r, r), 2e-6) << "C " << c << " rows " << rows;
+      gpu_test::ExpectNoValidationMessages("rms_norm");
+    }
+}
+
+TEST(Decoder, ArgmaxTakesTheFirstMaximum) {
+  for (int64_t n : {1, 7, 1000, 32000})
+    for (int64_t rows : {1, 3, 17}) {
+      ir::Graph g;
+      const int x = AddTensor(g, "x", {rows, n});
+      const int y = AddTensor(g, "y", {rows}, ir::DType::I32);
+      g.ops.push_back(gpu_test::MakeOp("argmax", ir::OpType::Argmax, {x}, {y}));
+      g.inputs = {x};
+      g.outputs = {y};
+      auto bundle = Compile(g);
+      ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+      std::vector<float> xv = RandomFloats(size_t(rows * n), uint32_t(n * 3 + rows));
+      std::mt19937 rng{static_cast<uint32_t>(n)};
+      for (int64_t r = 0; r < rows; ++r) {  // ties: the row's maximum again at a later and an earlier index
+        float* row = xv.data() + r * n;
+        const int64_t at = int64_t(rng() % uint64_t(n));
+        row[at] = 100.0f + float(r);
+        if (n > 2) row[(at + 1 + int64_t(rng() % uint64_t(n - 1))) % n] = row[at];
+      }
+      gpu_test::Loaded l;
+      ASSERT_TRUE(Load(*bundle, &l));
+      std::vector<uint8_t> out;
+      ASSERT_TRUE(RunProgram(l.model, 0, {Bytes(xv.data(), xv.size() * 4)}, 0, &out));
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* row = xv.data() + r * n;
+        const int32_t want = int32_t(std::max_element(row, row + n) - row);  // the first maximum
+        int32_t got;
+        std::memcpy(&got, out.data() + 4 * r, 4);
+        EXPECT_EQ(got, want) << "n " << n << " row " << r;
+      }
+      gpu_test::ExpectNoValidationMessages("argmax");
+    }
+}
+
+TEST(Decoder, EmbeddingTablesMatchReference) {
+  const int64_t v = 50;
+  for (ir::DType dt : {ir::DType::F32, ir::DType::I8, ir::DType::I4})
+    for (int64_t c : {40, 96}) {
+      ir::Graph g;
+      const int ids = AddTensor(g, "ids", {ir::kSymbolicDim}, ir::DType::I32);
+      std::mt19937 rng(uint32_t(c) + uint32_t(dt));
+      std::vector<uint8_t> data;
+      ir::Quant q;
+      if (dt == ir::DType::F32) {
+        const auto f = RandomFloats(size_t(v * c), 3);
+        data = Bytes(f.data(), f.size() * 4);
+      } else if (dt == ir::DType::I8) {
+        for (int64_t i = 0; i < v * c; ++i) data.push_back(uint8_t(rng()));
+        q.scheme = ir::Scheme::Q8CSW;
+        for (int64_t i = 0; i < v; ++i) q.scales.push_back(0.01f + 0.001f * float(i));
+      } else {
+        for (int64_t i = 0; i < v * c / 2; ++i) data.push_back(uint8_t(rng()));
+        q.scheme = ir::Scheme::Q4GSW;
+        q.group_size = 8;
+        for (int64_t i = 0; i < v * c / 8; ++i) q.scales.push_back(0.05f + 0.002f * float(i % 37));
+      }
+      const int table = AddConst(g, "table", {v, c}, dt, data.data(), data.size());
+      if (dt != ir::DType::F32) g.tensors[size_t(table)].quant = q;
+      const int y = AddTensor(g, "y", {ir::kSymbolicDim, c});
+      g.ops.push_back(gpu_test::MakeOp("embed", ir::OpType::Embedding, {ids, table}, {y}));
+      g.inputs = {ids};
+      g.outputs = {y};
+      auto bundle = Compile(g, {1, 7});
+      ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+      gpu_test::Loaded l;
+      ASSERT_TRUE(Load(*bundle, &l));
+      for (uint32_t tokens : {1u, 7u}) {
+        std::vector<int32_t> idv = {int32_t(v - 1), 0, -1, int32_t(v), 3, int32_t(v + 1000), 17};
+        idv.resize(tokens);
+        if (tokens == 1) idv = {int32_t(v - 1)};
+        uint32_t prog = 0;
+        ASSERT_EQ(vkqc_model_find_program(l.model, tokens, &prog), VKQC_OK);
+        std::vector<uint8_t> out;
+        ASSERT_TRUE(RunProgram(l.model, prog, {Bytes(idv.data(), idv.size() * 4)}, 0, &out));
+        ref::RunOptions ro;
+        ro.tokens = tokens;
+        ro.int32_inputs["ids"] = idv;
+        std::vector<float> idf(idv.begin(), idv.end());
+        auto want = ref::RunGraph(g, {{"ids", idf}}, ro);
+        ASSERT_TRUE(want.ok()) << want.error().message;
+        const auto got = AsFloats(out);
+        const auto& r = want->at("y");
+        for (size_t i = 0; i < r.size(); ++i)
+          ASSERT_EQ(got[i], r[i]) << ir::DTypeName(dt) << " C " << c << " element " << i;  // exact: s * q
+      }
+      gpu_test::ExpectNoValidationMessages("embedding");
+    }
+}
+
+TEST(Decoder, RopeLayoutsAndScaling) {
+  for (bool interleaved : {false, true})
+    for (int32_t d : {32, 64, 128})
+      for (bool llama3 : {false, true}) {
+        const int64_t heads = 3, maxpos = 300;
+        ir::Graph g;
+        const int x = AddTensor(g, "x", {ir::kSymbolicDim, heads * d});
+        const int pos = AddTensor(g, "pos", {1}, ir::DType::I32);
+        const int y = AddTensor(g, "y", {ir::kSymbolicDim, heads * d});
+        g.ops.push_back(gpu_test::MakeOp("rope", ir::OpType::Rope, {x, pos}, {y}));
+        ir::RopeAttrs& a = g.ops.back().rope;
+        a.head_dim = d;
+        a.theta = llama3 ? 500000.0f : 10000.0f;
+        a.interleaved = interleaved;
+        a.max_positions = int32_t(maxpos);
+        if (llama3) {
+          a.llama3 = true;
+          a.factor = 32.0f;
+          a.original_max_position = 8192;
+        }
+        g.inputs = {x, pos};
+        g.outputs = {y};
+        auto bundle = Compile(g, {5});
+        ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+        gpu_test::Loaded l;
+        ASSERT_TRUE(Load(*bundle, &l));
+        for (int32_t p : {0, 17, int32_t(maxpos - 5)}) {  // the last run ends at the table's last row
+          const auto xv = RandomFloats(size_t(5 * heads * d), uint32_t(d + p));
+          std::vector<uint8_t> out;
+          ASSERT_TRUE(RunProgram(l.model, 0, {Bytes(xv.data(), xv.size() * 4), Bytes(&p, 4)}, 0, &out));
+          ref::RunOptions ro;
+          ro.tokens = 5;
+          ro.int32_inputs["pos"] = {p};
+          auto want = ref::RunGraph(g, {{"x", xv}, {"pos", {float(p)}}}, ro);
+          ASSERT_TRUE(want.ok()) << want.error().message;
+          EXPECT_LE(RelErr(AsFloats(out), want->at("y"), xv), 1e-6)
+              << (interleaved ? "interleaved" : "half") << " D " << d << " llama3 " << llama3 << " pos " << p;
+        }
+        gpu_test::ExpectNoValidationMessages("rope");
+      }
+}
+
+struct AttnCase {
+  int32_t hq, hkv, d;
+  int64_t cache;
+  bool f16;
+  int64_t prefill;  // tokens of the first run (a second run decodes one token after it)
+  int32_t start;    // position of the first run
+};
+
+// q/k/v inputs [T, H*D] -> attention over state caches; programs `prefill` and 1 share the cache.
+ir::Graph AttentionGraph(const AttnCase& c) {
+  ir::Graph g;
+  const int q = AddTensor(g, "q", {ir::kSymbolicDim, int64_t(c.hq) * c.d});
+  const int k = AddTensor(g, "k", {ir::kSymbolicDim, int64_t(c.hkv) * c.d});
+  const int v = AddTensor(g, "v", {ir::kSymbolicDim, int64_t(c.hkv) * c.d});
+  const int pos = AddTensor(g, "pos", {1}, ir::DType::I32);
+  const ir::DType cd = c.f16 ? ir::DType::F16 : ir::DType::F32;
+  const int kc = AddTensor(g, "k_cache", {c.hkv, c.cache, c.d}, cd);
+  const int vc = AddTensor(g, "v_cache", {c.hkv, c.cache, c.d}, cd);
+  g.tensors[size_t(kc)].state = g.tensors[size_t(vc)].state = true;
+  const int y = AddTensor(g, "y", {ir::kSymbolicDim, int64_t(c.hq) * c.d});
+  g.ops.push_back(gpu_test::MakeOp("attn", ir::OpType::Attention, {q, k, v, kc, vc, pos}, {y}));
+  g.ops.back().attention = {c.hq, c.hkv, c.d, 0.0f};
+  g.inputs = {q, k, v, pos};
+  g.outputs = {y};
+  return g;
+}
+
+void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
+  const ir::Graph g = AttentionGraph(c);
+  auto bundle = Compile(g, {1, c.prefill});
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  gpu_test::Loaded l;
+  ASSERT_TRUE(Load(*bundle, &l));
+  ASSERT_EQ(vkqc_model_max_context(l.model), uint32_t(c.cache));
+  ASSERT_EQ(vkqc_model_set_position(l.model, uint32_t(c.start)), VKQC_OK) << vkqc_last_error();
+  std::map<std::string, std::vector<float>> state;  // the reference's caches, carried across runs
+  // Positions before `start` hold what a prefill there would have written; here: the zeros of a
+  // fresh state on both sides.
+  const std::string what = "hq " + std::to_string(c.hq) + " hkv " + std::to_string(c.hkv) + " D " +
+                           std::to_string(c.d) + " S " + std::to_string(c.cache) + (c.f16 ? " f16" : " f32") +
+                           " T " + std::to_string(c.prefill) + " start " + std::to_string(c.start);
+  int32_t at = c.start;
+  for (int64_t tokens : {c.prefill, int64_t(1)}) {
+    if (at + tokens > c.cache) break;
+    uint32_t prog = 0;
+    ASSERT_EQ(vkqc_model_find_program(l.model, uint32_t(tokens), &prog), VKQC_OK);
+    vkqc_layer_info li;
+    vkqc_model_layer_info(l.model, prog, 0, &li);
+    ++(*variants)[li.variant];
+    const uint32_t seed = uint32_t(tokens * 131 + at);
+    const auto qv = RandomFloats(size_t(tokens * c.hq * c.d), seed, 0.5f);
+    const auto kv = RandomFloats(size_t(tokens * c.hkv * c.d), seed + 1, 0.5f);
+    const auto vv = RandomFloats(size_t(tokens * c.hkv * c.d), seed + 2);
+    std::vector<uint8_t> out;
+    ASSERT_TRUE(RunProgram(l.model, prog,
+                           {Bytes(qv.data(), qv.size() * 4), Bytes(kv.data(), kv.size() * 4),
+                            Bytes(vv.data(), vv.size() * 4), {}},
+                           0, &out))
+        << what;
+    ASSERT_EQ(vkqc_model_position(l.model), uint32_t(at + tokens));
+    ref::RunOptions ro;
+    ro.tokens = tokens;
+    ro.int32_inputs["pos"] = {at};
+    ro.state = &state;
+    auto want = ref::RunGraphDetailed(g, {{"q", qv}, {"k", kv}, {"v", vv}, {"pos", {float(at)}}}, ro);
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    const auto got = AsFloats(out);
+    const auto& r = want->outputs.at("y");
+    // Relative to sum_j p_j |v_j| (the scale of the rounding error of each output).
+    double e = 0;
+    for (size_t i = 0; i < r.size(); ++i) e = std::max(e, std::fabs(double(got[i]) - r[i]) / (std::fabs(r[i]) + 0.1));
+    EXPECT_LE(e, 2e-5) << what << " run of " << tokens << " (" << li.variant << ")";
+    // The device's cache holds exactly the reference's values (f16-rounded rows, zeros elsewhere).
+    for (const char* name : {"k_cache", "v_cache"}) {
+      vkqc_tensor_info si;
+      ASSERT_EQ(vkqc_model_state_info(l.model, std::string(name) == "k_cache" ? 0 : 1, &si), VKQC_OK);
+      std::vector<uint8_t> raw(si.size_bytes);
+      ASSERT_EQ(vkqc_model_read_state(l.model, name, raw.data(), raw.size()), VKQC_OK) << vkqc_last_error();
+      const auto& rc = state.at(name);
+      for (size_t i = 0; i < rc.size(); ++i) {
+        float v;
+        if (c.f16) {
+          uint16_t h;
+          std::memcpy(&h, raw.data() + 2 * i, 2);
+          v = float(std::bit_cast<_Float16>(h));
+        } else {
+          std::memcpy(&v, raw.data() + 4 * i, 4);
+        }
+        ASSERT_EQ(v, rc[i]) << what << " " << name << " element " << i;
+      }
+    }
+    at += int32_t(tokens);
+  }
+  gpu_test::ExpectNoValidationMessages(what);
+}
+
+TEST(Decoder, AttentionMatchesReference) {
+  std::map<std::string, int> variants;
+  const AttnCase cases[] = {
+      {8, 8, 64, 61, true, 17, 0},      // GQA ratio 1, rows kernel (one split covers the cache)
+      {8, 2, 64, 300, true, 3, 0},      // ratio 4, split kernel
+      {16, 2, 128, 300, true, 17, 0},   // ratio 8, head_dim 128
+      {16, 2, 128, 300, false, 17, 0},  // f32 cache
+      {8, 1, 32, 200, true, 3, 196},    // positions up to the cache's last row
+      {4, 4, 128, 130, false, 1, 128},  // decode at the end of the cache, f32
+      {32, 8, 64, 2048, true, 17, 1000},
+  };
+  for (const AttnCase& c : cases) CheckAttention(c, &variants);
+  EXPECT_GT(variants["attention_rows_kvf16"], 0);
+  EXPECT_GT(variants["attention_split_kvf16"], 0);
+  EXPECT_GT(variants["attention_split_kvf32"], 0);
+}
+
+TEST(Decoder, StateApiAndContextOverflow) {
+  const AttnCase c{4, 2, 32, 40, true, 16, 0};
+  const ir::Graph g = AttentionGraph(c);
+  auto bundle = Compile(g, {1, 16});
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  gpu_test::Loaded l;
+  ASSERT_TRUE(Load(*bundle, &l));
+  uint32_t p16 = 0;
+  ASSERT_EQ(vkqc_model_find_program(l.model, 16, &p16), VKQC_OK);
+  const int32_t pin = vkqc_model_position_input(l.model, p16);
+  ASSERT_EQ(pin, 3);
+  void* mapped = nullptr;
+  EXPECT_EQ(vkqc_model_map_input(l.model, p16, uint32_t(pin), &mapped), VKQC_ERROR_INVALID_ARGUMENT);
+  const int32_t p = 24;  // writing the position input sets the position
+  ASSERT_EQ(vkqc_model_write_input(l.model, p16, uint32_t(pin), &p, 4), VKQC_OK);
+  EXPECT_EQ(vkqc_model_position(l.model), 24u);
+  // 24 + 16 = 40 fits; then nothing more does, and the refused run writes nothing.
+  const auto qv = RandomFloats(16 * 4 * 32, 1), kv = RandomFloats(16 * 2 * 32, 2);
+  for (uint32_t i = 0; i < 3; ++i)
+    ASSERT_EQ(vkqc_model_write_input(l.model, p16, i, i == 0 ? qv.data() : kv.data(), (i == 0 ? qv : kv).size() * 4),
+              VKQC_OK);
+  ASSERT_EQ(vkqc_model_run(l.model, p16), VKQC_OK) << vkqc_last_error();
+  EXPECT_EQ(vkqc_model_position(l.model), 40u);
+  std::vector<uint8_t> before(2 * 40 * 32 * 2), after(before.size());
+  ASSERT_EQ(vkqc_model_read_state(l.model, "k_cache", before.data(), before.size()), VKQC_OK);
+  uint32_t p1 = 0;
+  ASSERT_EQ(vkqc_model_find_program(l.model, 1, &p1), VKQC_OK);
+  EXPECT_EQ(vkqc_model_run(l.model, p1), VKQC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(vkqc_last_error()).find("context overflow"), std::string::npos) << vkqc_last_error();
+  ASSERT_EQ(vkqc_model_read_state(l.model, "k_cache", after.data(), after.size()), VKQC_OK);
+  EXPECT_EQ(before, after);
+  EXPECT_EQ(vkqc_model_set_position(l.model, 41), VKQC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(vkqc_model_read_state(l.model, "k_cache", after.data(), 12), VKQC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(vkqc_model_read_state(l.model, "nope", after.data(), after.size()), VKQC_ERROR_NOT_FOUND);
+  // Reset: zeros and position 0.
+  ASSERT_EQ(vkqc_model_reset_state(l.model), VKQC_OK);
+  EXPECT_EQ(vkqc_model_position(l.model), 0u);
+  ASSERT_EQ(vkqc_model_read_state(l.model, "k_cache", after.data(), after.size()), VKQC_OK);
+  EXPECT_EQ(after, std::vector<uint8_t>(after.size(), 0));
+  gpu_test::ExpectNoValidationMessages("state api");
+}
+
+}  // namespace
+}  // namespace vkqc
