@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-VKQC_PACKAGES="cmake g++ make python3 libflatbuffers-dev flatbuffers-compiler libvulkan-dev
+VKQC_PACKAGES="cmake g++ make python3 python3-numpy libflatbuffers-dev flatbuffers-compiler libvulkan-dev
   libvulkan-volk-dev libshaderc-dev glslang-dev spirv-tools glslc libspirv-cross-c-shared-dev
   spirv-cross nlohmann-json3-dev libgtest-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools"
 
