@@ -4,6 +4,7 @@
 #include <climits>
 #include <sstream>
 
+#include "compiler/graph/vkqg_io.h"  // Fnv1a64
 #include "compiler/plan/planner.h"
 #include "compiler/shaderlib/shaderlib.h"
 
@@ -23,6 +24,18 @@ class Packer final : public kernels::PackContext {
   const FoldPlan& fold() const override { return in_.fold; }
 
   Status AddConstants(size_t op, std::vector<uint8_t>& region) override {
+    // Identical regions (a rope table per rope op, say) are stored once.
+    const uint64_t hash = Fnv1a64(region.data(), region.size(), 14695981039346656037ull) ^ region.size();
+    for (auto [it, end] = seen_.equal_range(hash); it != end; ++it) {
+      const auto [off, size] = it->second;
+      if (size == region.size() && std::equal(region.begin(), region.end(), plan_->weights.begin() + int64_t(off))) {
+        out_->offset[op] = off;
+        out_->size[op] = size;
+        region.clear();
+        region.shrink_to_fit();
+        return {};
+      }
+    }
     if (region.size() > in_.profile.max_storage_buffer_range)
       return UserError(OpLabel(op) + ": packed constants (" + std::to_string(region.size()) +
                        " bytes) exceed maxStorageBufferRange " + std::to_string(in_.profile.max_storage_buffer_range) +
@@ -32,6 +45,7 @@ class Packer final : public kernels::PackContext {
     out_->size[op] = region.size();
     w.resize(out_->offset[op]);
     w.insert(w.end(), region.begin(), region.end());
+    seen_.emplace(hash, std::make_pair(out_->offset[op], out_->size[op]));
     region.clear();
     region.shrink_to_fit();
     return {};
@@ -42,6 +56,7 @@ class Packer final : public kernels::PackContext {
   const LowerInputs& in_;
   BundlePlan* plan_;
   PackedConstants* out_;
+  std::multimap<uint64_t, std::pair<uint64_t, uint64_t>> seen_;  // content hash -> (offset, size)
 };
 
 // A buffer a dispatch binds, before arena placement: an input/output buffer or an arena range.

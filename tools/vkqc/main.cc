@@ -59,7 +59,8 @@ commands:
                                              tokens=1 run per token; greedy unless --temperature > 0;
                                              prints the generated ids and prefill/decode speeds
   bench   OUT.vkqb [--tokens N] [--min-ms 100] [--roofline PROFILE] [--peak-gbps G] [--peak-tops T]
-          [--device I] [--validation] [--robust-access]
+          [--position P] [--device I] [--validation] [--robust-access]
+          --position (decoder bundles): time the program with P cached positions before its rows
           --roofline (a built-in name, PROFILE.json or PROFILE.vkqc.json with a measured roofline):
           per layer and total, % of the read-bandwidth and compute rooflines and the larger
           ("roofline"); --peak-gbps / --peak-tops override its numbers
@@ -96,7 +97,7 @@ bool TakesValue(const std::string& k) {
                                   "--coopmat-tile", "--gemm-shape",
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",
-                                  "--prompt-ids", "--max-new-tokens", "--temperature", "--top-k", "--top-p", "--eos"};
+                                  "--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--eos"};
   for (const char* v : kValued)
     if (k == v) return true;
   return false;
@@ -852,7 +853,7 @@ Status CmdRun(const Args& a) {
 }
 
 Status CmdGenerate(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--max-new-tokens", "--temperature", "--top-k", "--top-p", "--seed", "--eos",
+  VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--seed", "--eos",
                           "--device", "--validation"}));
   if (a.pos.size() != 1 || !a.Has("--prompt-ids"))
     return UserError("usage: vkqc generate OUT.vkqb --prompt-ids ID[,ID...] [--max-new-tokens N]");
@@ -899,8 +900,12 @@ Status CmdGenerate(const Args& a) {
 
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
-                          "--validation", "--robust-access"}));
+                          "--validation", "--robust-access", "--position"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
+  int64_t position = 0;
+  if (a.Has("--position")) {
+    VKQC_ASSIGN_OR_RETURN(position, ParseInt(a.Get("--position"), "--position"));
+  }
   double min_ms = 100;
   if (a.Has("--min-ms")) {
     VKQC_ASSIGN_OR_RETURN(min_ms, ParseDouble(a.Get("--min-ms"), "--min-ms"));
@@ -925,8 +930,21 @@ Status CmdBench(const Args& a) {
   for (uint32_t i = 0; i < vkqc_model_input_count(rt.model, prog); ++i) {
     vkqc_tensor_info info;
     (void)vkqc_model_input_info(rt.model, prog, i, &info);
+    if (int32_t(i) == vkqc_model_position_input(rt.model, prog)) continue;
     auto v = RandomInput(info.size_bytes / 4, 7 + i);
+    if (info.dtype == VKQC_I32)  // token ids: inside any vocabulary
+      for (size_t e = 0; e < v.size(); ++e) {
+        const int32_t id = int32_t(e % 251);
+        std::memcpy(&v[e], &id, 4);
+      }
     (void)vkqc_model_write_input(rt.model, prog, i, v.data(), info.size_bytes);
+  }
+  if (a.Has("--position")) {  // a stateful program timed with `position` cache rows before its own
+    if (position < 0 || position > UINT32_MAX || vkqc_model_set_position(rt.model, uint32_t(position)) != VKQC_OK)
+      return UserError("--position " + std::to_string(position) + ": " + vkqc_last_error());
+    if (position + std::max<uint32_t>(vkqc_model_program_tokens(rt.model, prog), 1) > vkqc_model_max_context(rt.model))
+      return UserError("--position " + std::to_string(position) + " + the program's tokens exceed the max context " +
+                       std::to_string(vkqc_model_max_context(rt.model)));
   }
   const uint32_t nl = vkqc_model_layer_count(rt.model, prog);
   std::vector<std::vector<double>> samples(nl);
