@@ -269,7 +269,7 @@ Err vkqc_model_t::Poison() {
   return e;
 }
 
-Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts) {
+Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer) {
   const auto* pr = view.bundle->programs()->Get(pi);
   Program& prog = programs[pi];
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -282,7 +282,9 @@ Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts) {
   pre.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &pre, 0, nullptr, 0, nullptr);
-  const uint32_t nlayers = uint32_t(prog.layers.size());
+  // Timestamps: per layer (queries 2i, 2i+1) and the whole buffer (2n, 2n+1); or, without
+  // per-layer ones, the whole buffer only (queries 0, 1), which leaves the program's timing as is.
+  const uint32_t nlayers = per_layer ? uint32_t(prog.layers.size()) : 0;
   if (ts) {
     vkCmdResetQueryPool(cb, ts, 0, 2 * nlayers + 2);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 2 * nlayers);
@@ -399,7 +401,7 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
     cai.commandBufferCount = 1;
     if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &programs[pi].cmd); r != VK_SUCCESS)
       return VkFail(r, "vkAllocateCommandBuffers");
-    if (auto e = Record(pi, programs[pi].cmd, VK_NULL_HANDLE); !e.ok()) return e;
+    if (auto e = Record(pi, programs[pi].cmd, VK_NULL_HANDLE, false); !e.ok()) return e;
   }
   return Ok();
 }
@@ -458,25 +460,28 @@ Err vkqc_model_t::RunTimed(uint32_t pi, double* layer_ns, double* total_ns) {
   Program& p = programs[pi];
   if (ctx->caps.timestamp_valid_bits == 0 || ctx->caps.timestamp_period <= 0)
     return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, "the device's compute queue does not support timestamps");
-  const uint32_t nl = uint32_t(p.layers.size());
-  if (!p.timed_cmd) {
+  const bool per_layer = layer_ns != nullptr;
+  const uint32_t nl = per_layer ? uint32_t(p.layers.size()) : 0;
+  VkCommandBuffer& cmd = per_layer ? p.timed_cmd : p.total_cmd;
+  VkQueryPool& pool = per_layer ? p.queries : p.total_queries;
+  if (!cmd) {
     VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qci.queryCount = 2 * nl + 2;
-    if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &p.queries); r != VK_SUCCESS)
+    if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &pool); r != VK_SUCCESS)
       return VkFail(r, "vkCreateQueryPool");
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = ctx->pool;
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     cai.commandBufferCount = 1;
-    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &p.timed_cmd); r != VK_SUCCESS)
+    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &cmd); r != VK_SUCCESS)
       return VkFail(r, "vkAllocateCommandBuffers");
-    if (auto e = Record(pi, p.timed_cmd, p.queries); !e.ok()) return e;
+    if (auto e = Record(pi, cmd, pool, per_layer); !e.ok()) return e;
   }
   if (auto e = PreparePosition(pi); !e.ok()) return e;  // runs at the current position, not advancing it
-  if (auto e = ctx->SubmitAndWait(p.timed_cmd); !e.ok()) return e;
+  if (auto e = ctx->SubmitAndWait(cmd); !e.ok()) return e;
   std::vector<uint64_t> t(2 * nl + 2);
-  if (VkResult r = vkGetQueryPoolResults(ctx->device, p.queries, 0, uint32_t(t.size()), t.size() * 8, t.data(), 8,
+  if (VkResult r = vkGetQueryPoolResults(ctx->device, pool, 0, uint32_t(t.size()), t.size() * 8, t.data(), 8,
                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
       r != VK_SUCCESS)
     return VkFail(r, "vkGetQueryPoolResults");
@@ -538,6 +543,8 @@ void vkqc_model_t::Destroy() {
     if (p.cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.cmd);
     if (p.timed_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.timed_cmd);
     if (p.queries) vkDestroyQueryPool(ctx->device, p.queries, ctx->alloc);
+    if (p.total_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.total_cmd);
+    if (p.total_queries) vkDestroyQueryPool(ctx->device, p.total_queries, ctx->alloc);
     DestroyBuffer(&p.arena);
     for (auto& io : p.inputs) DestroyBuffer(&io.buffer);
     for (auto& io : p.outputs) DestroyBuffer(&io.buffer);

@@ -41,6 +41,8 @@ struct Program {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkCommandBuffer timed_cmd = VK_NULL_HANDLE;  // recorded on first timed run
   VkQueryPool queries = VK_NULL_HANDLE;
+  VkCommandBuffer total_cmd = VK_NULL_HANDLE;  // whole-buffer timestamps only (layer_ns == NULL)
+  VkQueryPool total_queries = VK_NULL_HANDLE;
   std::vector<VkDescriptorSet> sets;           // one per dispatch, in command order
   int32_t position_input = -1;                 // index of the runtime-owned position input
 };
@@ -84,7 +86,7 @@ struct vkqc_model_t {
   vkqc::rt::Err CreatePipelines();
   vkqc::rt::Err CreateDescriptors();
   vkqc::rt::Err Poison();
-  vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps);
+  vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer);
   VkBuffer BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const;
   vkqc::rt::Err CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size);
 };

@@ -24,13 +24,17 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
   const ir::Tensor& x = ctx.tensor(op.inputs[0]);
   const int64_t c = x.shape.back(), rows = x.NumElements(ctx.tokens()) / c;
-  const uint32_t local = LocalSize(c, ctx.profile());
-  linear::DispatchParams d = kernels::FlatDispatch("rms_norm.comp", {}, uint64_t(rows) * local, local, ctx.profile());
+  const bool vec4 = c % 4 == 0;
+  const uint32_t local = LocalSize(vec4 ? c / 4 : c, ctx.profile());
+  linear::DispatchParams d = kernels::FlatDispatch("rms_norm.comp", vec4 ? std::vector<std::string>{"VKQC_VEC4"}
+                                                                         : std::vector<std::string>{},
+                                                   uint64_t(rows) * local, local, ctx.profile());
   d.spec = {{0, local}, {1, uint32_t(c)}, {2, uint32_t(rows)}, {3, kernels::FloatBits(op.norm.eps)}, {4, local}};
   d.shared_memory_bytes = local * 4;
   ctx.Dispatch(d, {ctx.Read(op.inputs[0]), ctx.Constants(i), ctx.Write(op.outputs[0])});
   pl.variant = "rms_norm_f32";
-  pl.reason = "one workgroup of " + std::to_string(local) + " per row, shared-memory sum of squares";
+  pl.reason = "one workgroup of " + std::to_string(local) + " per row, shared-memory sum of squares" +
+              std::string(vec4 ? ", 16-byte loads" : "");
   pl.detail = std::to_string(rows) + " rows of " + std::to_string(c);
   pl.weight_bytes = ctx.ConstantBytes(i);
   return {};

@@ -186,6 +186,8 @@ vkqc_status vkqc_model_layer_info(vkqc_model model, uint32_t program, uint32_t i
 
 /* Runs once more with timestamp queries around every layer; out_ns[i] = GPU time of layer i
  * in nanoseconds, *out_total_ns the whole command buffer. Arrays hold layer_count entries.
+ * out_layer_ns may be NULL: then only the whole command buffer is timed, with no timestamps
+ * between layers (the program's own cost; per-layer timestamps serialize the GPU a little).
  * A stateful program runs at the current position without advancing it. */
 vkqc_status vkqc_model_run_timed(vkqc_model model, uint32_t program, double* out_layer_ns, double* out_total_ns);
 
