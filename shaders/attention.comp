@@ -2,7 +2,7 @@
 // Causal scaled dot-product attention of ROWS query rows over the KV cache (grouped-query heads:
 // query head h reads KV head h / (HQ / HKV)); row t attends to cache positions 0..pos[0] + t.
 // Grid (SPLITS, HQ, ROWS): workgroup (s, h, t) covers keys [s * CHUNK, min((s + 1) * CHUNK, len))
-// in blocks of KB keys staged in shared memory, with an online softmax (running max and sum, fp32). SPLITS == 1 writes the
+// in blocks of 64 with an online softmax (running max and sum, fp32). SPLITS == 1 writes the
 // normalized output y [ROWS][HQ * D]; SPLITS > 1 (flash decoding) writes per split {max, sum,
 // acc[D]} to `part` [ROWS][HQ][SPLITS][D + 2] for attention_combine.comp. Workgroups past the
 // row's length return at once, so the work grows with the context, not with S.
@@ -17,7 +17,6 @@ layout(constant_id = 5) const uint S = 1;
 layout(constant_id = 6) const uint CHUNK = 64;
 layout(constant_id = 7) const uint SPLITS = 1;
 layout(constant_id = 8) const float SCALE = 1.0;
-layout(constant_id = 9) const uint KB = 64;  // keys per block staged in shared memory (<= 64)
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 #ifdef VKQC_KV_F16
@@ -32,19 +31,26 @@ layout(std430, binding = 4) writeonly buffer O { float o[]; };
 
 const uint DMAX = 256;
 const uint DPT = (D + 63) / 64;  // output dims per invocation
-const uint RS = D / 2 + 1;       // shared row stride in pairs (odd: no bank conflicts across keys)
 shared vec2 qs[DMAX / 2];
 shared float ps[64];
-// The block's K and V rows, loaded once with coalesced reads by the whole workgroup.
+
+vec2 key_pair(uint at) {
 #ifdef VKQC_KV_F16
-shared uint ks[KB * RS];
-shared uint vs[KB * RS];
-vec2 pair(uint w) { return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16)); }
+  const uint w = kc[at];
+  return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
 #else
-shared vec2 ks[KB * RS];
-shared vec2 vs[KB * RS];
-vec2 pair(vec2 w) { return w; }
+  return kc[at];
 #endif
+}
+
+vec2 value_pair(uint at) {
+#ifdef VKQC_KV_F16
+  const uint w = vc[at];
+  return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
+#else
+  return vc[at];
+#endif
+}
 
 void main() {
   const uint s = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
@@ -60,25 +66,21 @@ void main() {
   float acc[DPT];
   for (uint j = 0; j < DPT; ++j) acc[j] = 0.0;
   const uint cache_base = kvh * S * half_d;
-  for (uint kb = begin; kb < end; kb += KB) {
-    const uint n = min(KB, end - kb);
-    for (uint idx = lid; idx < n * half_d; idx += 64) {
-      const uint j = idx / half_d, i = idx - j * half_d;
-      ks[j * RS + i] = kc[cache_base + kb * half_d + idx];
-      vs[j * RS + i] = vc[cache_base + kb * half_d + idx];
-    }
-    barrier();
+  for (uint kb = begin; kb < end; kb += 64) {
+    const uint key = kb + lid;
     float sc = -uintBitsToFloat(0x7F800000u);
-    if (lid < n) {
+    if (key < end) {
       float dot = 0.0;
+      const uint kr = cache_base + key * half_d;
       for (uint i = 0; i < half_d; ++i) {
-        const vec2 kv = pair(ks[lid * RS + i]);
+        const vec2 kv = key_pair(kr + i);
         dot += qs[i].x * kv.x + qs[i].y * kv.y;
       }
       sc = dot;
     }
     ps[lid] = sc;
     barrier();
+    const uint n = min(64u, end - kb);
     float bm = m;
     for (uint j = 0; j < n; ++j) bm = max(bm, ps[j]);
     const float corr = exp(m - bm);  // m = -inf on the first block: corr = 0, l and acc are 0
@@ -92,8 +94,9 @@ void main() {
       const uint d = lid + dd * 64;
       if (d >= D) break;
       float a = acc[dd] * corr;
+      const uint vbase = cache_base + kb * half_d + d / 2;
       for (uint j = 0; j < n; ++j) {
-        const vec2 vv = pair(vs[j * RS + d / 2]);
+        const vec2 vv = value_pair(vbase + j * half_d);
         a += ps[j] * ((d & 1u) != 0u ? vv.y : vv.x);
       }
       acc[dd] = a;

@@ -58,13 +58,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   at.group_count[0] = c.splits;
   at.group_count[1] = uint32_t(a.num_heads);
   at.group_count[2] = uint32_t(rows);
-  // Keys per shared-memory block: the most (64, 32, 16) whose K and V rows fit the target.
-  const uint32_t row_bytes = (uint32_t(a.head_dim) / 2 + 1) * (f16 ? 4 : 8), fixed = 128 * 8 + 64 * 4;
-  uint32_t kb = 64;
-  while (kb > 16 && fixed + 2 * kb * row_bytes > ctx.profile().max_compute_shared_memory_size) kb /= 2;
   at.spec = {{1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.num_kv_heads)}, {4, uint32_t(a.head_dim)},
-             {5, uint32_t(s)}, {6, c.chunk}, {7, c.splits}, {8, kernels::FloatBits(a.Scale())}, {9, kb}};
-  at.shared_memory_bytes = fixed + 2 * kb * row_bytes;
+             {5, uint32_t(s)}, {6, c.chunk}, {7, c.splits}, {8, kernels::FloatBits(a.Scale())}};
+  at.shared_memory_bytes = 128 * 8 + 64 * 4;
   ctx.Dispatch(at, {ctx.Read(op.inputs[0]), ctx.Read(op.inputs[3]), ctx.Read(op.inputs[4]), pos, out});
   if (c.splits > 1) {
     linear::DispatchParams cb;
@@ -83,7 +79,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   pl.reason = c.reason;
   pl.detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
               std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) + ", cache of " +
-              std::to_string(s) + " positions, blocks of " + std::to_string(kb) + " keys in shared memory";
+              std::to_string(s) + " positions";
   return {};
 }
 
