@@ -31,3 +31,11 @@ build/vkqc run "$out/llama-mlp.vkqb" --tokens 128 --validation --reference "$out
 python3 examples/mobilenetv2/make_example.py "$out/mobilenetv2"
 build/vkqc compile "$out/mobilenetv2/graph.json" --target "$out/local.json" --keep-intermediates -o "$out/mobilenetv2.vkqb"
 build/vkqc run "$out/mobilenetv2.vkqb" --validation --reference "$out/mobilenetv2/graph.json" --per-op
+
+# A tiny Llama-architecture decoder (2 layers, int4 linears, int8 embedding, f16 KV cache): decode
+# and prefill programs sharing one KV cache; generate 32 tokens greedily, then check a prefill
+# program against the CPU reference.
+python3 examples/llama/make_example.py "$out/llama-tiny" --config tiny
+build/vkqc compile "$out/llama-tiny/graph.json" --target "$out/local.json" --tokens 1,16,128 -o "$out/llama-tiny.vkqb"
+build/vkqc generate "$out/llama-tiny.vkqb" --prompt-ids 1,5,9,200,33 --max-new-tokens 32 --validation
+build/vkqc run "$out/llama-tiny.vkqb" --tokens 16 --validation --reference "$out/llama-tiny/graph.json"
