@@ -970,16 +970,6 @@ Status CmdBench(const Args& a) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  const char* dev = "";
-  vkqc_context_device_name(rt.ctx, &dev);
-  std::printf("device %s, program tokens %u, %zu timed runs\n", dev, vkqc_model_program_tokens(rt.model, prog), totals.size());
-  BenchTable table(peaks);
-  for (uint32_t i = 0; i < nl; ++i) {
-    vkqc_layer_info li;
-    (void)vkqc_model_layer_info(rt.model, prog, i, &li);
-    table.Layer(li.name, li.variant, median(samples[i]), li.weight_bytes, li.flops, li.integer_path);
-  }
-  table.Total(median(totals));
   // The program's own cost: whole-buffer timestamps only (per-layer ones serialize the GPU a little).
   std::vector<double> whole;
   for (double acc = 0; acc < min_ms || whole.size() < 10;) {
@@ -989,8 +979,19 @@ Status CmdBench(const Args& a) {
     acc += ns / 1e6;
     if (whole.size() > 100000) break;
   }
+  const char* dev = "";
+  vkqc_context_device_name(rt.ctx, &dev);
+  std::printf("device %s, program tokens %u, %zu timed runs\n", dev, vkqc_model_program_tokens(rt.model, prog), totals.size());
   std::printf("whole program without per-layer timestamps: %.2f us (median of %zu runs)\n", median(whole) / 1e3,
               whole.size());
+
+  BenchTable table(peaks);
+  for (uint32_t i = 0; i < nl; ++i) {
+    vkqc_layer_info li;
+    (void)vkqc_model_layer_info(rt.model, prog, i, &li);
+    table.Layer(li.name, li.variant, median(samples[i]), li.weight_bytes, li.flops, li.integer_path);
+  }
+  table.Total(median(totals));
   if (!rt.validation.empty())
     return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
   return {};

@@ -456,6 +456,7 @@ inline void ExpectSameGraph(const ir::Graph& a, const ir::Graph& b) {
       EXPECT_EQ(x.quant->group_size, y.quant->group_size);
     }
     EXPECT_EQ(x.is_constant(), y.is_constant());
+    EXPECT_EQ(x.state, y.state);
     EXPECT_EQ(ConstBytes(x), ConstBytes(y));
   }
   ASSERT_EQ(a.ops.size(), b.ops.size());
@@ -480,6 +481,9 @@ inline void ExpectSameGraph(const ir::Graph& a, const ir::Graph& b) {
     EXPECT_TRUE(x.conv2d == y.conv2d) << x.name;
     EXPECT_TRUE(x.add == y.add) << x.name;
     EXPECT_TRUE(x.pool == y.pool) << x.name;
+    EXPECT_TRUE(x.norm == y.norm) << x.name;
+    EXPECT_TRUE(x.rope == y.rope) << x.name;
+    EXPECT_TRUE(x.attention == y.attention) << x.name;
   }
   EXPECT_EQ(a.inputs, b.inputs);
   EXPECT_EQ(a.outputs, b.outputs);

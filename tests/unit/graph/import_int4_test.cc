@@ -85,6 +85,22 @@ void WriteAllWeights(const std::string& dir) {
 
   ASSERT_TRUE(WriteSafetensors(dir + "/shared.safetensors", QuantizeGraphWeights()).ok());
   ASSERT_TRUE(WriteSafetensors(dir + "/cnn.safetensors", testing_util::CnnGraphWeights()).ok());
+  auto floats = [](size_t n, float base) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = base + 0.01f * float(i % 7);
+    return v;
+  };
+  ASSERT_TRUE(WriteSafetensors(dir + "/decoder.safetensors",
+                               {{"emb.weight", "I8", {16, 8}, ToBytes(Pattern(128, 3))},
+                                {"emb.scales", "F32", {16}, ToBytes(floats(16, 0.02f))},
+                                {"norm.weight", "F32", {8}, ToBytes(floats(8, 1.0f))},
+                                {"q.weight", "I8", {8, 8}, ToBytes(Pattern(64, 4))},
+                                {"q.scales", "F32", {8}, ToBytes(floats(8, 0.01f))},
+                                {"k.weight", "I8", {4, 8}, ToBytes(Pattern(32, 5))},
+                                {"k.scales", "F32", {4}, ToBytes(floats(4, 0.01f))},
+                                {"v.weight", "I8", {4, 8}, ToBytes(Pattern(32, 6))},
+                                {"v.scales", "F32", {4}, ToBytes(floats(4, 0.01f))}})
+                  .ok());
 
   std::vector<uint8_t> u8_weight;
   for (int8_t v : Pattern(15, 2)) u8_weight.push_back(static_cast<uint8_t>(v + 128));
@@ -104,7 +120,7 @@ class ImportDocTest : public ::testing::Test {
     json_path_ = dir_ + "/model.json";
     WriteAllWeights(dir_);
     blocks_ = DocJsonBlocks();
-    ASSERT_EQ(blocks_.size(), 5u) << "docs/graph-json.md should hold five ```json examples";
+    ASSERT_EQ(blocks_.size(), 6u) << "docs/graph-json.md should hold six ```json examples";
   }
   Result<ir::Graph> ImportText(const std::string& text) {
     EXPECT_TRUE(WriteFileBytes(json_path_, text.data(), text.size()).ok());
@@ -131,6 +147,32 @@ TEST_F(ImportDocTest, EveryDocumentedExampleImports) {
     auto r = ImportText(block);
     EXPECT_TRUE(r.ok()) << r.error().message << "\n" << block;
   }
+}
+
+TEST_F(ImportDocTest, DocumentedDecoderImportsWithItsAttributes) {
+  auto r = ImportText(blocks_[5]);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ir::Graph& g = r.value();
+  EXPECT_TRUE(g.tensors[size_t(g.FindTensor("k_cache"))].state);
+  EXPECT_EQ(g.tensors[size_t(g.FindTensor("k_cache"))].dtype, ir::DType::F16);
+  const ir::Op& rope = g.ops[5];
+  ASSERT_EQ(rope.type, ir::OpType::Rope);
+  EXPECT_EQ(rope.rope.head_dim, 4);
+  EXPECT_EQ(rope.rope.max_positions, 32);
+  EXPECT_TRUE(rope.rope.llama3);
+  EXPECT_EQ(rope.rope.factor, 32.0f);
+  EXPECT_EQ(rope.rope.high_freq_factor, 4.0f);  // the default
+  const ir::Op& attn = g.ops[7];
+  ASSERT_EQ(attn.type, ir::OpType::Attention);
+  EXPECT_EQ(attn.attention.num_heads, 2);
+  EXPECT_EQ(attn.attention.num_kv_heads, 1);
+  EXPECT_EQ(g.ops[1].norm.eps, 1e-5f);
+  // The .vkqg keeps all of it.
+  const std::string vkqg = dir_ + "/decoder.vkqg";
+  ASSERT_TRUE(WriteGraphFile(g, vkqg).ok());
+  auto back = ReadGraphFile(vkqg);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ExpectSameGraph(g, back.value());
 }
 
 TEST_F(ImportDocTest, DocumentedInt4MlpMatchesIrAndRoundTrips) {
