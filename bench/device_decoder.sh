@@ -18,6 +18,18 @@ T0=$(date +%s); t() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
 $V probe -o "$P" > /dev/null || exit 1
 t roofline; timeout 120 $V roofline --min-ms 50 -o "$S" 2>&1 | tail -6
+if [ -n "${QUICK:-}" ]; then  # kernel experiments: decoder tests, the 1b example's benches only
+  VKQC_TEST_PROFILE=$P timeout 120 .dev/vkqc_gpu_tests --gtest_filter='Decoder.*' 2>&1 | grep -E '^\[  (PASSED|FAILED)|Failure'
+  python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
+  $V compile /tmp/1b/graph.json --target nvidia-hopper --tokens 1,16,128,512 -o /tmp/1b.vkqb | tail -1
+  timeout 60 $V bench /tmp/1b.vkqb --tokens 512 --min-ms 3000 > /dev/null 2>&1
+  for spec in "1 128" "1 2040" "512 0"; do
+    set -- $spec
+    timeout 60 $V bench /tmp/1b.vkqb --tokens $1 --position $2 --roofline "$S" > $OUT/bench_t$1_p$2.txt 2>&1
+    echo "tokens=$1 position=$2: $(grep whole $OUT/bench_t$1_p$2.txt)"; grep "layers.3.attention" $OUT/bench_t$1_p$2.txt
+  done
+  exit 0
+fi
 t "decoder GPU tests (validation on)"
 VKQC_TEST_PROFILE=$P timeout 120 .dev/vkqc_gpu_tests --gtest_filter="${DEC_FILTER:-Decoder.*}" > /tmp/decoder_tests.log 2>&1
 echo "rc=$?"; grep -E '^\[  (PASSED|FAILED)|tests ran|Failure' /tmp/decoder_tests.log | head -12
