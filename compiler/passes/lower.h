@@ -14,7 +14,6 @@
 #include "compiler/graph/ir.h"
 #include "compiler/kernels/lowering.h"
 #include "compiler/passes/fold_quant.h"
-#include "compiler/passes/fuse_rows.h"
 
 namespace vkqc {
 
@@ -27,7 +26,6 @@ struct PackedConstants {
 struct LowerInputs {
   const ir::Graph& graph;  // verified, folded
   const FoldPlan& fold;
-  const FusePlan& fuse;
   const TargetProfile& profile;
   const CompileOptions& options;
   uint32_t align;  // binding offset alignment (>= minStorageBufferOffsetAlignment)
