@@ -12,6 +12,13 @@
 // thread derives the parameters (div_rn: a float estimate corrected with integer remainders)
 // and, after a second barrier, every thread quantizes from its registers. VKQC_VEC4 (K a
 // multiple of 4): the row is read as vec4.
+//
+// Row ops fused in front (the compiler's row fusion, compiler/passes/fuse_rows.h), computed on the
+// registers before the quantization and written out in f32 as well:
+//   VKQC_ROW_ADD    s = x + b, written to S (a residual add)
+//   VKQC_ROW_NORM   y = v * (1 / sqrt(mean(v^2) + EPS)) * w, written to Y (rms_norm of x or of s)
+//   VKQC_ROW_SWIGLU y = silu(x) * b, written to Y
+//   VKQC_NO_QUANT   the row op alone (its consumers do not quantize it dynamically)
 #include "common.glslh"
 #ifdef VKQC_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -23,17 +30,99 @@ layout(constant_id = 1) const uint M = 1;
 layout(constant_id = 2) const uint K = 4;
 layout(constant_id = 3) const uint K4P = 8;
 layout(constant_id = 4) const uint RV = 1;  // ceil(KV / T): words of the row per thread
+layout(constant_id = 5) const float EPS = 1e-5;  // VKQC_ROW_NORM
 
 const uint T = gl_WorkGroupSize.x;
 const uint KV = (K + 3u) / 4u;  // words holding real values
 
+// Bindings in order: X, [B], [W], [S], [Y], [Q, P].
+#if defined(VKQC_ROW_SWIGLU)
+#define B_BINDING 1
+#define Y_BINDING 2
+#define Q_BINDING 3
+#elif defined(VKQC_ROW_ADD) && defined(VKQC_ROW_NORM)
+#define B_BINDING 1
+#define W_BINDING 2
+#define S_BINDING 3
+#define Y_BINDING 4
+#define Q_BINDING 5
+#elif defined(VKQC_ROW_ADD)
+#define B_BINDING 1
+#define S_BINDING 2
+#define Q_BINDING 3
+#elif defined(VKQC_ROW_NORM)
+#define W_BINDING 1
+#define Y_BINDING 2
+#define Q_BINDING 3
+#else
+#define Q_BINDING 1
+#endif
+
 #ifdef VKQC_VEC4
 layout(std430, binding = 0) readonly buffer X { vec4 x4[]; };
+#ifdef B_BINDING
+layout(std430, binding = B_BINDING) readonly buffer Bb { vec4 b4[]; };
+#endif
+#ifdef W_BINDING
+layout(std430, binding = W_BINDING) readonly buffer Ww { vec4 w4[]; };
+#endif
+#ifdef S_BINDING
+layout(std430, binding = S_BINDING) writeonly buffer Ss { vec4 s4[]; };
+#endif
+#ifdef Y_BINDING
+layout(std430, binding = Y_BINDING) writeonly buffer Yy { vec4 y4[]; };
+#endif
 #else
 layout(std430, binding = 0) readonly buffer X { float x[]; };
+#ifdef B_BINDING
+layout(std430, binding = B_BINDING) readonly buffer Bb { float b1[]; };
 #endif
-layout(std430, binding = 1) writeonly buffer Q { uint q[]; };
-layout(std430, binding = 2) writeonly buffer P { RowParams params[]; };
+#ifdef W_BINDING
+layout(std430, binding = W_BINDING) readonly buffer Ww { float w1[]; };
+#endif
+#ifdef S_BINDING
+layout(std430, binding = S_BINDING) writeonly buffer Ss { float s1[]; };
+#endif
+#ifdef Y_BINDING
+layout(std430, binding = Y_BINDING) writeonly buffer Yy { float y1[]; };
+#endif
+#endif
+#ifndef VKQC_NO_QUANT
+layout(std430, binding = Q_BINDING) writeonly buffer Q { uint q[]; };
+layout(std430, binding = Q_BINDING + 1) writeonly buffer P { RowParams params[]; };
+#endif
+
+// Loads word w of row m of a [M][K] float buffer (zeros past K) / stores it (only real values).
+#ifdef VKQC_VEC4
+#define LOAD(buf4, buf1, m, w) (buf4[(m) * KV + (w)])
+#define STORE(buf4, buf1, m, w, val) buf4[(m) * KV + (w)] = (val)
+#else
+#define LOAD(buf4, buf1, m, w) load_scalar_##buf1(m, w)
+#define STORE(buf4, buf1, m, w, val) for (uint b_ = 0u; b_ < 4u; ++b_) if (4u * (w) + b_ < K) buf1[(m) * K + 4u * (w) + b_] = (val)[b_]
+#endif
+
+vec4 silu4(vec4 v) { return v / (1.0 + exp(-v)); }
+#ifndef VKQC_VEC4
+vec4 load_scalar_x(uint m, uint w) {
+  vec4 v = vec4(0.0);
+  for (uint b = 0u; b < 4u; ++b) v[b] = 4u * w + b < K ? x[m * K + 4u * w + b] : 0.0;
+  return v;
+}
+#ifdef B_BINDING
+vec4 load_scalar_b1(uint m, uint w) {
+  vec4 v = vec4(0.0);
+  for (uint b = 0u; b < 4u; ++b) v[b] = 4u * w + b < K ? b1[m * K + 4u * w + b] : 0.0;
+  return v;
+}
+#endif
+#ifdef W_BINDING
+vec4 load_scalar_w1(uint m, uint w) {  // the weight row (m ignored)
+  vec4 v = vec4(0.0);
+  for (uint b = 0u; b < 4u; ++b) v[b] = 4u * w + b < K ? w1[4u * w + b] : 0.0;
+  return v;
+}
+#endif
+#endif
 
 shared float smin[T];
 shared float smax[T];
@@ -47,12 +136,44 @@ void main() {
   vec4 v[RV];  // word w = t + j*T of the row: K values 4w..4w+3, zero past K
   for (uint j = 0u; j < RV; ++j) {
     const uint w = t + j * T;
-#ifdef VKQC_VEC4
-    v[j] = w < KV ? x4[m * KV + w] : vec4(0.0);
-#else
-    for (uint b = 0u; b < 4u; ++b) v[j][b] = 4u * w + b < K ? x[m * K + 4u * w + b] : 0.0;
+    v[j] = w < KV ? LOAD(x4, x, m, w) : vec4(0.0);
+#if defined(VKQC_ROW_ADD)
+    if (w < KV) {
+      v[j] += LOAD(b4, b1, m, w);
+      STORE(s4, s1, m, w, v[j]);
+    }
+#elif defined(VKQC_ROW_SWIGLU)
+    if (w < KV) {
+      v[j] = silu4(v[j]) * LOAD(b4, b1, m, w);
+      STORE(y4, y1, m, w, v[j]);
+    }
 #endif
   }
+#ifdef VKQC_ROW_NORM
+  {  // sum of squares over the row (zeros past K add nothing), then y = v * inv * w
+    float ss = 0.0;
+    for (uint j = 0u; j < RV; ++j) ss += dot(v[j], v[j]);
+    smin[t] = ss;
+    barrier();
+    for (uint s = T / 2u; s > 0u; s >>= 1) {
+      if (t < s) smin[t] += smin[t + s];
+      barrier();
+    }
+    const float inv = 1.0 / sqrt(smin[0] / float(K) + EPS);
+    barrier();  // smin is reused below
+    for (uint j = 0u; j < RV; ++j) {
+      const uint w = t + j * T;
+      if (w < KV) {
+        v[j] = v[j] * inv * LOAD(w4, w1, 0u, w);
+        STORE(y4, y1, m, w, v[j]);
+      }
+    }
+  }
+#endif
+#ifdef VKQC_NO_QUANT
+  return;
+#endif
+#ifndef VKQC_NO_QUANT
   float lo = 0.0, hi = 0.0;  // min' = min(min(x), 0), max' = max(max(x), 0); zeros past K are harmless
   for (uint j = 0u; j < RV; ++j) {
     lo = min(lo, min(min(v[j].x, v[j].y), min(v[j].z, v[j].w)));
@@ -122,4 +243,5 @@ void main() {
     }
   }
   for (uint w = KV + t; w < K4P; w += T) q[m * K4P + w] = 0u;
+#endif
 }

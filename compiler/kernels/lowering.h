@@ -22,6 +22,7 @@
 namespace vkqc {
 
 struct FoldPlan;
+struct FusePlan;
 struct PlanLayer;
 
 // Compiler options (`vkqc compile` flags) every family may consult.
@@ -55,6 +56,7 @@ class CompileView {
   virtual const TargetProfile& profile() const = 0;
   virtual const CompileOptions& options() const = 0;
   virtual const FoldPlan& fold() const = 0;
+  virtual const FusePlan& fuse() const = 0;  // row fusion (passes/fuse_rows.h)
   const ir::Op& op(size_t i) const { return graph().ops[i]; }
   const ir::Tensor& tensor(int t) const { return graph().tensors[size_t(t)]; }
   // "op 3 ('fc1')", for error messages.
@@ -100,6 +102,9 @@ class LowerContext : public CompileView {
   };
   virtual Quantized QuantizeShared(int tensor, ir::Scheme act, float scale, int32_t zero_point, int64_t m,
                                    int64_t k, std::string* note) = 0;
+  // Registers rows a fused row kernel already quantized (dq8ca: scale 1, zero point 0 as keys),
+  // so the layers that would quantize `tensor` the same way reuse them.
+  virtual void ProvideQuantized(int tensor, ir::Scheme act, float scale, int32_t zero_point, Quantized q) = 0;
   // fp16 rows of a float activation for the fp16 cooperative-matrix GEMM, shared likewise.
   virtual Bind HalvesShared(int tensor, int64_t m, int64_t k, std::string* note) = 0;
 };

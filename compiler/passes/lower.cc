@@ -22,6 +22,7 @@ class Packer final : public kernels::PackContext {
   const TargetProfile& profile() const override { return in_.profile; }
   const CompileOptions& options() const override { return in_.options; }
   const FoldPlan& fold() const override { return in_.fold; }
+  const FusePlan& fuse() const override { return in_.fuse; }
 
   Status AddConstants(size_t op, std::vector<uint8_t>& region) override {
     // Identical regions (a rope table per rope op, say) are stored once.
@@ -83,6 +84,7 @@ class ProgramLowering final : public kernels::LowerContext {
   const TargetProfile& profile() const override { return in_.profile; }
   const CompileOptions& options() const override { return in_.options; }
   const FoldPlan& fold() const override { return in_.fold; }
+  const FusePlan& fuse() const override { return in_.fuse; }
   int64_t tokens() const override { return tokens_; }
 
   uint64_t DeviceBytes(int t) const override {
@@ -108,11 +110,18 @@ class ProgramLowering final : public kernels::LowerContext {
     specs_.push_back({d, std::move(binds), layer_});
   }
 
-  Quantized QuantizeShared(int t, ir::Scheme act, float scale, int32_t zp, int64_t m, int64_t k,
-                           std::string* note) override {
+  static std::string QuantKey(int t, ir::Scheme act, float scale, int32_t zp) {
     std::ostringstream key;
     key << t << ":" << int(act) << ":" << scale << ":" << zp;
-    auto it = quantized_.find(key.str());
+    return key.str();
+  }
+  void ProvideQuantized(int t, ir::Scheme act, float scale, int32_t zp, Quantized q) override {
+    quantized_.emplace(QuantKey(t, act, scale, zp), q);
+  }
+  Quantized QuantizeShared(int t, ir::Scheme act, float scale, int32_t zp, int64_t m, int64_t k,
+                           std::string* note) override {
+    const std::string key = QuantKey(t, act, scale, zp);
+    auto it = quantized_.find(key);
     if (it != quantized_.end()) {
       *note = "; reuses the quantized input of an earlier layer";
       return it->second;
@@ -128,7 +137,7 @@ class ProgramLowering final : public kernels::LowerContext {
     Dispatch(linear::QuantizeDispatch(act, m, k, scale, zp, in_.profile), binds);
     q.rows = q.rows.AsRead();
     q.params = q.params.AsRead();
-    return quantized_.emplace(key.str(), q).first->second;
+    return quantized_.emplace(key, q).first->second;
   }
 
   Bind HalvesShared(int t, int64_t m, int64_t k, std::string* note) override {
@@ -268,6 +277,13 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
     if (!in_.fold.folded[i].empty()) {
       pl.variant = "folded";
       pl.reason = in_.fold.folded[i];
+      continue;
+    }
+    if (const int by = in_.fuse.emitted_by[i]; by >= 0) {  // computed by a later op's row kernel
+      const bool written = op.type == ir::OpType::Add;   // the sum is written; silu's output is not
+      pl.variant = written ? "fused" : "folded";
+      pl.reason = std::string(written ? "computed and written by" : "computed inside") + " '" + g.ops[size_t(by)].name +
+                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ") in one row dispatch";
       continue;
     }
     const kernels::Family* family = kernels::FamilyFor(op.type);

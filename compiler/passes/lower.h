@@ -14,6 +14,7 @@
 #include "compiler/graph/ir.h"
 #include "compiler/kernels/lowering.h"
 #include "compiler/passes/fold_quant.h"
+#include "compiler/passes/fuse_rows.h"
 
 namespace vkqc {
 
@@ -26,6 +27,7 @@ struct PackedConstants {
 struct LowerInputs {
   const ir::Graph& graph;  // verified, folded
   const FoldPlan& fold;
+  const FusePlan& fuse;
   const TargetProfile& profile;
   const CompileOptions& options;
   uint32_t align;  // binding offset alignment (>= minStorageBufferOffsetAlignment)

@@ -6,6 +6,7 @@
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/graph/verify.h"
 #include "compiler/passes/fold_quant.h"
+#include "compiler/passes/fuse_rows.h"
 #include "compiler/passes/lower.h"
 
 namespace vkqc {
@@ -58,9 +59,10 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
   VKQC_TRY(VerifyGraph(graph, "graph"));
   ir::Graph g = graph;  // the compiler's copy, rewritten by the fold pass
   const FoldPlan fold = FoldQuantization(g);
+  const FusePlan fuse = FuseRows(g, fold);
   VKQC_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, ProgramSizes(g, options));
   const uint32_t align = std::max<uint32_t>(256, profile.min_storage_buffer_offset_alignment);
-  const LowerInputs in{g, fold, profile, options, align};
+  const LowerInputs in{g, fold, fuse, profile, options, align};
   BundlePlan plan;
   plan.compiler_version = kCompilerVersion;
   plan.target_profile = profile.name;

@@ -2,6 +2,9 @@
 
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/kernels/elementwise/elementwise.h"
+#include "compiler/kernels/linear/lower.h"
+#include "compiler/kernels/quantize/lower.h"
+#include "compiler/passes/fuse_rows.h"
 
 namespace vkqc::elementwise {
 namespace {
@@ -36,9 +39,35 @@ Status LowerAdd(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   return {};
 }
 
+// mul(silu(a), b) as one row kernel [+ the dq8ca quantization its linear readers need].
+Status LowerSwiglu(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  const ir::Tensor& y = ctx.tensor(op.outputs[0]);
+  const int64_t c = y.shape.back(), rows = y.NumElements(ctx.tokens()) / c;
+  const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]);
+  std::vector<kernels::Bind> binds{ctx.Read(ctx.op(size_t(silu)).inputs[0]), ctx.Read(op.inputs[1]),
+                                   ctx.Write(op.outputs[0])};
+  kernels::LowerContext::Quantized q;
+  if (quant) {
+    q.rows = ctx.Scratch(uint64_t(rows) * linear::PackedK4(c) * 4, y.name + ".dq8ca");
+    q.params = ctx.Scratch(uint64_t(rows) * 8, y.name + ".dq8ca.params");
+    binds.push_back(q.rows);
+    binds.push_back(q.params);
+  }
+  const linear::DispatchParams d = quantize::RowDispatch({"VKQC_ROW_SWIGLU"}, quant, rows, c, 0.0f, ctx.profile());
+  ctx.Dispatch(d, binds);
+  if (quant) ctx.ProvideQuantized(op.outputs[0], ir::Scheme::DQ8CA, 1.0f, 0, {q.rows.AsRead(), q.params.AsRead()});
+  pl.variant = std::string("silu_mul_f32") + (quant ? "_dq8ca" : "");
+  pl.reason = "silu '" + ctx.op(size_t(silu)).name + "' and this mul in one row kernel" +
+              (quant ? " with the per-token int8 quantization every linear reading it needs" : "");
+  pl.detail = std::to_string(rows) + " rows of " + std::to_string(c);
+  return {};
+}
+
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
   if (op.type == ir::OpType::Add) return LowerAdd(ctx, i, pl);
+  if (const int silu = ctx.fuse().row_input[i]; silu >= 0) return LowerSwiglu(ctx, i, silu, pl);
   const uint64_t count = uint64_t(ctx.tensor(op.outputs[0]).NumElements(ctx.tokens()));
   std::vector<Bind> binds{ctx.Read(op.inputs[0])};
   if (op.type == ir::OpType::Mul) binds.push_back(ctx.Read(op.inputs[1]));

@@ -1,6 +1,7 @@
 // Linear family lowering: packs the weights once (one layout for GEMM and GEMV, shared by every
 // program) and emits per program the activation quantization (shared between layers reading the
 // same tensor) and the GEMM / GEMV / cooperative-matrix dispatch chosen by SelectLinear.
+#include <algorithm>
 #include <sstream>
 
 #include "compiler/emit/bundle_plan.h"
@@ -50,6 +51,23 @@ LinearShape ShapeOf(const kernels::LowerContext& ctx, const ir::Op& op) {
   s.relu6 = op.linear.fused_relu6;
   s.out_q8 = op.linear.output_quant.scheme == ir::Scheme::Q8TO;
   return s;
+}
+
+bool ConsumersQuantizePerToken(const kernels::LowerContext& ctx, int tensor) {
+  const ir::Graph& g = ctx.graph();
+  if (ctx.tensor(tensor).dtype != ir::DType::F32) return false;
+  int readers = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const ir::Op& op = g.ops[i];
+    if (std::find(op.inputs.begin(), op.inputs.end(), tensor) == op.inputs.end()) continue;
+    ++readers;
+    if (op.type != ir::OpType::Linear || op.inputs[0] != tensor || op.linear.input_quant.scheme != ir::Scheme::DQ8CA)
+      return false;
+    auto choice = SelectLinear(ShapeOf(ctx, op), ctx.profile(), ctx.options().select);
+    if (!choice.ok() || !(choice->accum == Accum::IntDot || (choice->accum == Accum::CoopMat && choice->cm_int8)))
+      return false;
+  }
+  return readers > 0;
 }
 
 std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, const DispatchParams& ld) {

@@ -10,6 +10,9 @@ namespace vkqc::linear {
 const kernels::Family& Lowering();
 // The shape of a linear op in this program (x [.., K] rows flattened to M).
 LinearShape ShapeOf(const kernels::LowerContext& ctx, const ir::Op& op);
+// True when `tensor` (f32) is read only by linear ops that quantize it per token (dq8ca) on the
+// integer path in this program: a row kernel that produces it may quantize it for them.
+bool ConsumersQuantizePerToken(const kernels::LowerContext& ctx, int tensor);
 // Tiles, workgroup, shared memory and grid of a choice, for `vkqc inspect`.
 std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, const DispatchParams& d);
 

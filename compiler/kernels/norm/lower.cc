@@ -1,6 +1,9 @@
 #include "compiler/kernels/norm/lower.h"
 
 #include "compiler/emit/bundle_plan.h"
+#include "compiler/kernels/linear/lower.h"
+#include "compiler/kernels/quantize/lower.h"
+#include "compiler/passes/fuse_rows.h"
 
 namespace vkqc::norm {
 namespace {
@@ -20,8 +23,47 @@ uint32_t LocalSize(int64_t c, const TargetProfile& p) {
   return local;
 }
 
+// The row kernel: [residual add +] rms_norm [+ dq8ca quantization for the linears reading it].
+Status LowerRow(kernels::LowerContext& ctx, size_t i, int add, bool quant, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  const ir::Tensor& x = ctx.tensor(op.inputs[0]);
+  const int64_t c = x.shape.back(), rows = x.NumElements(ctx.tokens()) / c;
+  std::vector<std::string> ops{"VKQC_ROW_NORM"};
+  std::vector<kernels::Bind> binds;
+  if (add >= 0) {
+    const ir::Op& a = ctx.op(size_t(add));
+    ops.push_back("VKQC_ROW_ADD");
+    binds = {ctx.Read(a.inputs[0]), ctx.Read(a.inputs[1]), ctx.Constants(i), ctx.Write(a.outputs[0])};
+  } else {
+    binds = {ctx.Read(op.inputs[0]), ctx.Constants(i)};
+  }
+  binds.push_back(ctx.Write(op.outputs[0]));
+  kernels::LowerContext::Quantized q;
+  if (quant) {
+    const std::string base = ctx.tensor(op.outputs[0]).name + ".dq8ca";
+    q.rows = ctx.Scratch(uint64_t(rows) * linear::PackedK4(c) * 4, base);
+    q.params = ctx.Scratch(uint64_t(rows) * 8, base + ".params");
+    binds.push_back(q.rows);
+    binds.push_back(q.params);
+  }
+  const linear::DispatchParams d = quantize::RowDispatch(ops, quant, rows, c, op.norm.eps, ctx.profile());
+  ctx.Dispatch(d, binds);
+  if (quant) ctx.ProvideQuantized(op.outputs[0], ir::Scheme::DQ8CA, 1.0f, 0, {q.rows.AsRead(), q.params.AsRead()});
+  pl.variant = std::string(add >= 0 ? "add_" : "") + "rms_norm_f32" + (quant ? "_dq8ca" : "");
+  pl.reason = std::string("one row kernel per row (workgroup of ") + std::to_string(d.local_size[0]) + "): " +
+              (add >= 0 ? "the residual add '" + ctx.op(size_t(add)).name + "', " : std::string()) + "the norm" +
+              (quant ? ", and the per-token int8 quantization every linear reading it needs" : "") +
+              ", in one dispatch";
+  pl.detail = std::to_string(rows) + " rows of " + std::to_string(c);
+  pl.weight_bytes = ctx.ConstantBytes(i);
+  return {};
+}
+
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
+  const int add = ctx.fuse().row_input[i];
+  const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]);
+  if (add >= 0 || quant) return LowerRow(ctx, i, add, quant, pl);
   const ir::Tensor& x = ctx.tensor(op.inputs[0]);
   const int64_t c = x.shape.back(), rows = x.NumElements(ctx.tokens()) / c;
   const bool vec4 = c % 4 == 0;

@@ -128,6 +128,15 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
 
 }  // namespace
 
+linear::DispatchParams RowDispatch(std::vector<std::string> row_ops, bool quant, int64_t m, int64_t k, float eps,
+                                   const TargetProfile& p) {
+  linear::DispatchParams d = linear::QuantizeDispatch(ir::Scheme::DQ8CA, m, k, 1.0f, 0, p);
+  for (auto& o : row_ops) d.shader.defines.push_back(std::move(o));
+  if (!quant) d.shader.defines.push_back("VKQC_NO_QUANT");
+  d.spec.push_back({5, kernels::FloatBits(eps)});
+  return d;
+}
+
 const kernels::Family& Lowering() {
   static const kernels::Family f{"quantize", {ir::OpType::Quantize, ir::OpType::Dequantize}, Pack, Lower};
   return f;

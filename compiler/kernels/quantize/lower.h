@@ -6,4 +6,9 @@
 
 namespace vkqc::quantize {
 const kernels::Family& Lowering();
+// A row kernel: shaders/quantize_dq8ca.comp with row ops in front (`row_ops`: VKQC_ROW_ADD,
+// VKQC_ROW_NORM, VKQC_ROW_SWIGLU; bindings X, [B], [W], [S], [Y], [Q, P]), quantizing the row per
+// token (dq8ca) unless !quant. One workgroup per row of k values.
+linear::DispatchParams RowDispatch(std::vector<std::string> row_ops, bool quant, int64_t m, int64_t k, float eps,
+                                   const TargetProfile& p);
 }  // namespace vkqc::quantize

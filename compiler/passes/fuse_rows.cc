@@ -1,0 +1,51 @@
+#include "compiler/passes/fuse_rows.h"
+
+#include <algorithm>
+
+namespace vkqc {
+
+bool FusePlan::empty() const {
+  return std::all_of(emitted_by.begin(), emitted_by.end(), [](int v) { return v < 0; });
+}
+
+FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold) {
+  const size_t n = g.ops.size();
+  FusePlan p;
+  p.emitted_by.assign(n, -1);
+  p.row_input.assign(n, -1);
+  std::vector<int> producer(g.tensors.size(), -1);
+  std::vector<std::vector<int>> consumers(g.tensors.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (!fold.folded[i].empty()) continue;
+    for (int t : g.ops[i].outputs) producer[size_t(t)] = int(i);
+    for (int t : g.ops[i].inputs) consumers[size_t(t)].push_back(int(i));
+  }
+  auto is_output = [&](int t) { return std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end(); };
+  for (size_t j = 0; j < n; ++j) {
+    const ir::Op& op = g.ops[j];
+    if (!fold.folded[j].empty()) continue;
+    if (op.type == ir::OpType::RmsNorm) {
+      const int x = op.inputs[0], i = producer[size_t(x)];
+      if (i < 0 || p.emitted_by[size_t(i)] >= 0) continue;
+      const ir::Op& add = g.ops[size_t(i)];
+      if (add.type != ir::OpType::Add || g.tensors[size_t(x)].dtype != ir::DType::F32 ||
+          add.add.activation != ir::Activation::None)
+        continue;
+      // Every other reader of the sum comes after the norm (it is written by the norm's dispatch).
+      bool later = true;
+      for (int c : consumers[size_t(x)]) later = later && c >= int(j);
+      if (!later) continue;
+      p.emitted_by[size_t(i)] = int(j);
+      p.row_input[j] = i;
+    } else if (op.type == ir::OpType::Mul) {
+      const int a = op.inputs[0], i = producer[size_t(a)];
+      if (i < 0 || g.ops[size_t(i)].type != ir::OpType::Silu || p.emitted_by[size_t(i)] >= 0) continue;
+      if (consumers[size_t(a)].size() != 1 || is_output(a) || op.inputs[1] == a) continue;
+      p.emitted_by[size_t(i)] = int(j);
+      p.row_input[j] = i;
+    }
+  }
+  return p;
+}
+
+}  // namespace vkqc

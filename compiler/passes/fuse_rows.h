@@ -1,0 +1,28 @@
+// Row fusion (runs after the fold pass, on the compiler's copy of the graph): row-wise glue ops
+// that feed a row op are computed by it in one dispatch (shaders/quantize_dq8ca.comp's row ops),
+// so a decode step has fewer dependent dispatches:
+//  - a float residual `add` whose output feeds an `rms_norm` (and only later ops) is computed by
+//    that rms_norm, which writes both the sum and the normalized row;
+//  - a `silu` whose output only a `mul` reads is computed by that mul (y = silu(a) * b).
+// The op indices never change: a fused op stays in the graph and compiles to a layer without
+// commands. (The rms_norm and swiglu rows are also quantized in the same dispatch when all their
+// consumers quantize them per token: decided at lowering, where the kernel choices are known.)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "compiler/graph/ir.h"
+#include "compiler/passes/fold_quant.h"
+
+namespace vkqc {
+
+struct FusePlan {
+  std::vector<int> emitted_by;  // per op: the op whose dispatch computes it, or -1
+  std::vector<int> row_input;   // per op: the fused op it computes first (add for rms_norm, silu for mul), or -1
+  bool empty() const;
+};
+
+// `g` verified and folded; `fold` its fold plan.
+FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold);
+
+}  // namespace vkqc
