@@ -170,9 +170,6 @@ void main() {
     }
   }
 #endif
-#ifdef VKQC_NO_QUANT
-  return;
-#endif
 #ifndef VKQC_NO_QUANT
   float lo = 0.0, hi = 0.0;  // min' = min(min(x), 0), max' = max(max(x), 0); zeros past K are harmless
   for (uint j = 0u; j < RV; ++j) {

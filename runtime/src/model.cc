@@ -288,6 +288,13 @@ Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool p
   if (ts) {
     vkCmdResetQueryPool(cb, ts, 0, 2 * nlayers + 2);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 2 * nlayers);
+    // Layers without commands (folded or fused into another layer) still get their two queries
+    // written: waiting on a query that is never written hangs (NVIDIA waits forever).
+    for (uint32_t li = 0; li < nlayers; ++li)
+      if (!prog.layers[li].command_count) {
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 2 * li);
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 2 * li + 1);
+      }
   }
   uint32_t set_index = 0;
   for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
