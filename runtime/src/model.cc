@@ -248,7 +248,11 @@ Err vkqc_model_t::CreateDescriptors() {
   return Ok();
 }
 
-Err vkqc_model_t::Poison() {
+namespace {
+
+// Records `fill` into a one-time command buffer, submits it and waits.
+template <class Fill>
+Err OneTimeCommands(vkqc_context_t* ctx, Fill&& fill) {
   VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   cai.commandPool = ctx->pool;
   cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -259,14 +263,22 @@ Err vkqc_model_t::Poison() {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vkBeginCommandBuffer(cb, &bi);
-  for (auto& p : programs) {
-    vkCmdFillBuffer(cb, p.arena.buffer, 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);
-    for (auto& o : p.outputs) vkCmdFillBuffer(cb, o.buffer.buffer, 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);
-  }
+  fill(cb);
   vkEndCommandBuffer(cb);
   Err e = ctx->SubmitAndWait(cb);
   vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
   return e;
+}
+
+}  // namespace
+
+Err vkqc_model_t::Poison() {
+  return OneTimeCommands(ctx, [&](VkCommandBuffer cb) {
+    for (auto& p : programs) {
+      vkCmdFillBuffer(cb, p.arena.buffer, 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);
+      for (auto& o : p.outputs) vkCmdFillBuffer(cb, o.buffer.buffer, 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);
+    }
+  });
 }
 
 Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer) {
@@ -435,26 +447,15 @@ Err vkqc_model_t::Run(uint32_t pi) {
 }
 
 Err vkqc_model_t::ResetState() {
-  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  cai.commandPool = ctx->pool;
-  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cai.commandBufferCount = 1;
-  VkCommandBuffer cb;
-  if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &cb); r != VK_SUCCESS)
-    return VkFail(r, "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkBeginCommandBuffer(cb, &bi);
-  // After any earlier run's reads and writes of the state.
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr,
-                       0, nullptr);
-  for (auto& st : states) vkCmdFillBuffer(cb, st.buffer.buffer, 0, VK_WHOLE_SIZE, 0u);
-  vkEndCommandBuffer(cb);
-  Err e = ctx->SubmitAndWait(cb);
-  vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+  Err e = OneTimeCommands(ctx, [&](VkCommandBuffer cb) {
+    // After any earlier run's reads and writes of the state.
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+    for (auto& st : states) vkCmdFillBuffer(cb, st.buffer.buffer, 0, VK_WHOLE_SIZE, 0u);
+  });
   if (e.ok()) position = 0;
   return e;
 }

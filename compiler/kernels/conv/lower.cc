@@ -135,6 +135,14 @@ ConvGeometry Geometry(const ir::Graph& g, const ir::Op& op, int64_t tokens) {
   geo.h = xt.shape[1];
   geo.w = xt.shape[2];
   geo.c = xt.shape[3];
+  auto window = [&](const int32_t (&stride)[2], const int32_t (&padding)[4]) {
+    geo.sh = stride[0];
+    geo.sw = stride[1];
+    geo.pt = padding[0];
+    geo.pl = padding[1];
+    geo.pb = padding[2];
+    geo.pr = padding[3];
+  };
   if (op.type == ir::OpType::AvgPool2d) {
     const ir::Pool2dAttrs& a = op.pool;
     if (a.global) {
@@ -145,12 +153,7 @@ ConvGeometry Geometry(const ir::Graph& g, const ir::Op& op, int64_t tokens) {
     }
     geo.kh = a.kernel[0];
     geo.kw = a.kernel[1];
-    geo.sh = a.stride[0];
-    geo.sw = a.stride[1];
-    geo.pt = a.padding[0];
-    geo.pl = a.padding[1];
-    geo.pb = a.padding[2];
-    geo.pr = a.padding[3];
+    window(a.stride, a.padding);
     geo.oh = (geo.h + geo.pt + geo.pb - geo.kh) / geo.sh + 1;
     geo.ow = (geo.w + geo.pl + geo.pr - geo.kw) / geo.sw + 1;
     return geo;
@@ -160,12 +163,7 @@ ConvGeometry Geometry(const ir::Graph& g, const ir::Op& op, int64_t tokens) {
   const ir::Conv2dAttrs& a = op.conv2d;
   geo.kh = wt.shape[1];
   geo.kw = wt.shape[2];
-  geo.sh = a.stride[0];
-  geo.sw = a.stride[1];
-  geo.pt = a.padding[0];
-  geo.pl = a.padding[1];
-  geo.pb = a.padding[2];
-  geo.pr = a.padding[3];
+  window(a.stride, a.padding);
   geo.dh = a.dilation[0];
   geo.dw = a.dilation[1];
   geo.oh = yt.shape[1];
