@@ -8,11 +8,13 @@ bool FusePlan::empty() const {
   return std::all_of(emitted_by.begin(), emitted_by.end(), [](int v) { return v < 0; });
 }
 
-FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold) {
+FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage_buffers) {
   const size_t n = g.ops.size();
   FusePlan p;
   p.emitted_by.assign(n, -1);
   p.row_input.assign(n, -1);
+  p.rope_q.assign(n, -1);
+  p.rope_k.assign(n, -1);
   std::vector<int> producer(g.tensors.size(), -1);
   std::vector<std::vector<int>> consumers(g.tensors.size());
   for (size_t i = 0; i < n; ++i) {
@@ -37,6 +39,18 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold) {
       if (!later) continue;
       p.emitted_by[size_t(i)] = int(j);
       p.row_input[j] = i;
+    } else if (op.type == ir::OpType::Attention && max_storage_buffers >= 9) {
+      const int q = op.inputs[0], k = op.inputs[1], rq = producer[size_t(q)], rk = producer[size_t(k)];
+      if (rq < 0 || rk < 0 || rq == rk) continue;
+      const ir::Op& a = g.ops[size_t(rq)];
+      const ir::Op& b = g.ops[size_t(rk)];
+      if (a.type != ir::OpType::Rope || b.type != ir::OpType::Rope || !(a.rope == b.rope) ||
+          a.inputs[1] != op.inputs[5] || b.inputs[1] != op.inputs[5] || a.rope.head_dim != op.attention.head_dim)
+        continue;
+      if (consumers[size_t(q)].size() != 1 || consumers[size_t(k)].size() != 1 || is_output(q) || is_output(k)) continue;
+      p.emitted_by[size_t(rq)] = p.emitted_by[size_t(rk)] = int(j);
+      p.rope_q[j] = rq;
+      p.rope_k[j] = rk;
     } else if (op.type == ir::OpType::Mul) {
       const int a = op.inputs[0], i = producer[size_t(a)];
       if (i < 0 || g.ops[size_t(i)].type != ir::OpType::Silu || p.emitted_by[size_t(i)] >= 0) continue;

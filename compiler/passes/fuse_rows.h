@@ -3,11 +3,15 @@
 // so a decode step has fewer dependent dispatches:
 //  - a float residual `add` whose output feeds an `rms_norm` (and only later ops) is computed by
 //    that rms_norm, which writes both the sum and the normalized row;
-//  - a `silu` whose output only a `mul` reads is computed by that mul (y = silu(a) * b).
+//  - a `silu` whose output only a `mul` reads is computed by that mul (y = silu(a) * b);
+//  - the two `rope` ops whose outputs only an `attention` reads (its q and k, same attributes and
+//    position) run with its KV-cache append as one dispatch (rope_append.comp), where the target
+//    allows its 9 storage buffers per stage.
 // The op indices never change: a fused op stays in the graph and compiles to a layer without
 // commands. (The rms_norm and swiglu rows are also quantized in the same dispatch when all their
 // consumers quantize them per token: decided at lowering, where the kernel choices are known.)
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,10 +23,12 @@ namespace vkqc {
 struct FusePlan {
   std::vector<int> emitted_by;  // per op: the op whose dispatch computes it, or -1
   std::vector<int> row_input;   // per op: the fused op it computes first (add for rms_norm, silu for mul), or -1
+  std::vector<int> rope_q, rope_k;  // per attention op: the rope ops it runs with its append, or -1
   bool empty() const;
 };
 
 // `g` verified and folded; `fold` its fold plan.
-FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold);
+// `max_storage_buffers`: the target's per-stage limit (the rope + append kernel binds 9).
+FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage_buffers = 9);
 
 }  // namespace vkqc

@@ -280,7 +280,8 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       continue;
     }
     if (const int by = in_.fuse.emitted_by[i]; by >= 0) {  // computed by a later op's row kernel
-      const bool written = op.type == ir::OpType::Add;   // the sum is written; silu's output is not
+      // The sum and the rotated rows are written; silu's output is not.
+      const bool written = op.type == ir::OpType::Add || op.type == ir::OpType::Rope;
       pl.variant = written ? "fused" : "folded";
       pl.reason = std::string(written ? "computed and written by" : "computed inside") + " '" + g.ops[size_t(by)].name +
                   "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ") in one row dispatch";

@@ -59,7 +59,7 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
   VKQC_TRY(VerifyGraph(graph, "graph"));
   ir::Graph g = graph;  // the compiler's copy, rewritten by the fold pass
   const FoldPlan fold = FoldQuantization(g);
-  const FusePlan fuse = FuseRows(g, fold);
+  const FusePlan fuse = FuseRows(g, fold, profile.max_per_stage_descriptor_storage_buffers);
   VKQC_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, ProgramSizes(g, options));
   const uint32_t align = std::max<uint32_t>(256, profile.min_storage_buffer_offset_alignment);
   const LowerInputs in{g, fold, fuse, profile, options, align};

@@ -81,8 +81,9 @@ for t in 1 128; do
   expect_pass "run tokens=$t --per-op (default kernels)" run "$K" --tokens "$t" --reference "$M/graph.json" --per-op
 done
 vk inspect "$K"
-if out_has "embedding_q8csw" && out_has "rms_norm_f32" && out_has "rope_f32_half" && out_has "attention_split_kvf16" \
-  && out_has "attention_rows_kvf16" && out_has "argmax_f32" && out_has "flash decoding"; then
+if out_has "embedding_q8csw" && out_has "rms_norm_f32" && out_has "run with the cache append in one dispatch" \
+  && out_has "attention_split_kvf16" && out_has "attention_rows_kvf16" && out_has "argmax_f32" && out_has "flash decoding" \
+  && out_has "silu_mul_f32"; then
   ok "inspect shows the decoder kernels and why"
 else
   fail "inspect shows the decoder kernels" "$(last_run_report)"

@@ -186,3 +186,84 @@ TEST(RowFusion, OnlyWhereTheRowIsComplete) {
 
 }  // namespace
 }  // namespace vkqc
+
+namespace vkqc {
+namespace {
+
+// rope(q), rope(k) -> attention: one rope + append dispatch; prefill then decode share the cache.
+TEST(RowFusion, RopeAndAppendWithAttention) {
+  for (bool interleaved : {false, true})
+    for (bool f16 : {true, false}) {
+      const int32_t hq = 8, hkv = 2, d = 64, s = 80;
+      ir::Graph g;
+      const int q = Add(g, "q", {ir::kSymbolicDim, hq * d}), k = Add(g, "k", {ir::kSymbolicDim, hkv * d});
+      const int v = Add(g, "v", {ir::kSymbolicDim, hkv * d});
+      const int pos = Add(g, "pos", {1});
+      g.tensors[size_t(pos)].dtype = ir::DType::I32;
+      const int qr = Add(g, "q_rot", {ir::kSymbolicDim, hq * d}), kr = Add(g, "k_rot", {ir::kSymbolicDim, hkv * d});
+      const int kc = Add(g, "k_cache", {hkv, s, d}), vc = Add(g, "v_cache", {hkv, s, d});
+      for (int c : {kc, vc}) {
+        g.tensors[size_t(c)].state = true;
+        g.tensors[size_t(c)].dtype = f16 ? ir::DType::F16 : ir::DType::F32;
+      }
+      const int y = Add(g, "y", {ir::kSymbolicDim, hq * d});
+      ir::RopeAttrs ra;
+      ra.head_dim = d;
+      ra.theta = 500000.0f;
+      ra.interleaved = interleaved;
+      ra.max_positions = s;
+      ra.llama3 = true;
+      ra.factor = 32.0f;
+      g.ops.push_back(gpu_test::MakeOp("rope_q", ir::OpType::Rope, {q, pos}, {qr}));
+      g.ops.back().rope = ra;
+      g.ops.push_back(gpu_test::MakeOp("rope_k", ir::OpType::Rope, {k, pos}, {kr}));
+      g.ops.back().rope = ra;
+      g.ops.push_back(gpu_test::MakeOp("attn", ir::OpType::Attention, {qr, kr, v, kc, vc, pos}, {y}));
+      g.ops.back().attention = {hq, hkv, d, 0.0f};
+      g.inputs = {q, k, v, pos};
+      g.outputs = {y};
+      auto profile = LoadProfile(gpu_test::TestProfile());
+      ASSERT_TRUE(profile.ok());
+      CompileOptions o;
+      o.tokens = {1, 13};
+      auto bundle = CompileGraph(g, *profile, o, 0);
+      ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+      gpu_test::Loaded l;
+      vkqc_model_options mo;
+      vkqc_model_options_init(&mo);
+      mo.poison_memory = 1;
+      ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &l.model), VKQC_OK);
+      std::map<std::string, std::vector<float>> state;
+      int32_t at = 0;
+      for (uint32_t tokens : {13u, 1u, 1u}) {
+        uint32_t prog = 0;
+        ASSERT_EQ(vkqc_model_find_program(l.model, tokens, &prog), VKQC_OK);
+        vkqc_layer_info li;
+        vkqc_model_layer_info(l.model, prog, 0, &li);
+        EXPECT_STREQ(li.variant, "fused");
+        const auto qv = RandomFloats(tokens * hq * d, tokens + at), kv = RandomFloats(tokens * hkv * d, tokens + at + 1),
+                   vv = RandomFloats(tokens * hkv * d, tokens + at + 2);
+        const std::vector<float>* in[3] = {&qv, &kv, &vv};
+        for (uint32_t i = 0; i < 3; ++i)
+          ASSERT_EQ(vkqc_model_write_input(l.model, prog, i, in[i]->data(), in[i]->size() * 4), VKQC_OK);
+        ASSERT_EQ(vkqc_model_run(l.model, prog), VKQC_OK) << vkqc_last_error();
+        std::vector<float> got(tokens * hq * d);
+        ASSERT_EQ(vkqc_model_read_output(l.model, prog, 0, got.data(), got.size() * 4), VKQC_OK);
+        ref::RunOptions ro;
+        ro.tokens = tokens;
+        ro.int32_inputs["pos"] = {at};
+        ro.state = &state;
+        auto want = ref::RunGraph(g, {{"q", qv}, {"k", kv}, {"v", vv}, {"pos", {float(at)}}}, ro);
+        ASSERT_TRUE(want.ok()) << want.error().message;
+        double e = 0;
+        for (size_t i = 0; i < got.size(); ++i)
+          e = std::max(e, std::fabs(double(got[i]) - want->at("y")[i]) / (std::fabs(want->at("y")[i]) + 0.1));
+        EXPECT_LE(e, 2e-5) << (interleaved ? "interleaved" : "half") << (f16 ? " f16" : " f32") << " run of " << tokens;
+        at += int32_t(tokens);
+      }
+      gpu_test::ExpectNoValidationMessages("rope + append");
+    }
+}
+
+}  // namespace
+}  // namespace vkqc

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/emit/bundle_plan.h"
+#include "compiler/passes/fuse_rows.h"
 
 namespace vkqc::attention {
 
@@ -37,6 +38,22 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const bool f16 = kc.dtype == ir::DType::F16;
   const std::vector<std::string> kv_def = f16 ? std::vector<std::string>{"VKQC_KV_F16"} : std::vector<std::string>{};
   const kernels::Bind pos = ctx.Read(op.inputs[5]);
+  const int rq = ctx.fuse().rope_q[i], rk = ctx.fuse().rope_k[i];
+  std::string fused_note;
+  if (rq >= 0) {  // 1. rope of q and k and the append, one dispatch
+    const ir::Op& ropq = ctx.op(size_t(rq));
+    const ir::Op& ropk = ctx.op(size_t(rk));
+    std::vector<std::string> defs = kv_def;
+    if (ropq.rope.interleaved) defs.push_back("VKQC_INTERLEAVED");
+    linear::DispatchParams ra = kernels::FlatDispatch(
+        "rope_append.comp", defs, uint64_t(rows * (a.num_heads + a.num_kv_heads) * a.head_dim / 2), 128, ctx.profile());
+    ra.spec.insert(ra.spec.end(), {{1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.num_kv_heads)},
+                                   {4, uint32_t(a.head_dim)}, {5, uint32_t(s)}, {6, uint32_t(ropq.rope.max_positions)}});
+    ctx.Dispatch(ra, {ctx.Read(ropq.inputs[0]), ctx.Read(ropk.inputs[0]), ctx.Read(op.inputs[2]), pos,
+                      ctx.Constants(size_t(rq)), ctx.Write(op.inputs[0]), ctx.Write(op.inputs[1]), ctx.Write(op.inputs[3]),
+                      ctx.Write(op.inputs[4])});
+    fused_note = "; rope '" + ropq.name + "' and '" + ropk.name + "' run with the cache append in one dispatch";
+  } else {
   // 1. the new rows into the cache
   linear::DispatchParams app =
       kernels::FlatDispatch("kv_append.comp", kv_def, uint64_t(rows * a.num_kv_heads * a.head_dim / 2), 128,
@@ -45,6 +62,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
                                    {4, uint32_t(s)}});
   ctx.Dispatch(app, {ctx.Read(op.inputs[1]), ctx.Read(op.inputs[2]), pos, ctx.Write(op.inputs[3]),
                      ctx.Write(op.inputs[4])});
+  }
   // 2. attention over the cache (3. combined when split)
   const AttentionChoice c = SelectAttention(rows, a.num_heads, s);
   const kernels::Bind y = ctx.Write(op.outputs[0]);
@@ -76,7 +94,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     ctx.Dispatch(cb, {out.AsRead(), pos, y});
   }
   pl.variant = std::string(c.splits > 1 ? "attention_split" : "attention_rows") + "_kv" + (f16 ? "f16" : "f32");
-  pl.reason = c.reason;
+  pl.reason = c.reason + fused_note;
   pl.detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
               std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) + ", cache of " +
               std::to_string(s) + " positions";
