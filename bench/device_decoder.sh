@@ -19,7 +19,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader |
 $V probe -o "$P" > /dev/null || exit 1
 t roofline; timeout 120 $V roofline --min-ms 50 -o "$S" 2>&1 | tail -6
 if [ -n "${QUICK:-}" ]; then  # kernel experiments: decoder tests, the 1b example's benches only
-  VKQC_TEST_PROFILE=$P timeout 120 .dev/vkqc_gpu_tests --gtest_filter='Decoder.*' 2>&1 | grep -E '^\[  (PASSED|FAILED)|Failure'
+  VKQC_TEST_PROFILE=$P timeout 120 .dev/vkqc_gpu_tests --gtest_filter='Decoder.*:RowFusion.*' 2>&1 | grep -E '^\[  (PASSED|FAILED)|Failure'
   python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
   $V compile /tmp/1b/graph.json --target nvidia-hopper --tokens 1,16,128,512 -o /tmp/1b.vkqb | tail -1
   timeout 60 $V bench /tmp/1b.vkqb --tokens 512 --min-ms 3000 > /dev/null 2>&1
