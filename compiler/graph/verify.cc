@@ -126,7 +126,7 @@ Status CheckTensor(const Graph& g, const std::string& origin, const Tensor& t) {
 // ---- per-op rules ------------------------------------------------------------------------------
 
 
-std::string Num(int64_t v) { return std::to_string(v); }
+using verify::Num;
 
 // A per-tensor int8 parameter pair (q8ta / q8to): one finite scale > 0, one zero point in int8.
 // `what` names it in messages, e.g. "input_quant q8ta".

@@ -11,8 +11,6 @@ namespace {
 using ir::DType;
 using ir::Tensor;
 
-std::string Num(int64_t v) { return std::to_string(v); }
-
 bool IsGraphInput(const ir::Graph& g, int t) { return std::find(g.inputs.begin(), g.inputs.end(), t) != g.inputs.end(); }
 
 // A non-constant f32 activation input.

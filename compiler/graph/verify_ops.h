@@ -10,6 +10,7 @@
 namespace vkqc::verify {
 
 inline std::string Quote(const std::string& s) { return "'" + s + "'"; }
+inline std::string Num(int64_t v) { return std::to_string(v); }
 
 inline std::string Dims(const ir::Graph& g, const std::vector<int64_t>& shape) {
   std::string s = "[";

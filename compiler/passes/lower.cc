@@ -15,6 +15,18 @@ using kernels::Bind;
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+// Bytes of a tensor on the device: f32/i32 as is, f16 two per element (rounded up to words),
+// int8 as packed rows of PackedK4(last dim) words.
+uint64_t TensorDeviceBytes(const ir::Tensor& ten, int64_t tokens) {
+  if (ten.dtype == ir::DType::I8) {
+    const int64_t last = ten.shape.back();
+    const int64_t rows = ten.NumElements(tokens) / last;
+    return uint64_t(rows) * linear::PackedK4(last) * 4;
+  }
+  if (ten.dtype == ir::DType::F16) return (uint64_t(ten.NumElements(tokens)) * 2 + 3) / 4 * 4;
+  return uint64_t(ten.NumElements(tokens)) * 4;
+}
+
 class Packer final : public kernels::PackContext {
  public:
   Packer(const LowerInputs& in, BundlePlan* plan, PackedConstants* out) : in_(in), plan_(plan), out_(out) {}
@@ -87,16 +99,7 @@ class ProgramLowering final : public kernels::LowerContext {
   const FusePlan& fuse() const override { return in_.fuse; }
   int64_t tokens() const override { return tokens_; }
 
-  uint64_t DeviceBytes(int t) const override {
-    const ir::Tensor& ten = tensor(t);
-    if (ten.dtype == ir::DType::I8) {
-      const int64_t last = ten.shape.back();
-      const int64_t rows = ten.NumElements(tokens_) / last;
-      return uint64_t(rows) * linear::PackedK4(last) * 4;
-    }
-    if (ten.dtype == ir::DType::F16) return (uint64_t(ten.NumElements(tokens_)) * 2 + 3) / 4 * 4;
-    return uint64_t(ten.NumElements(tokens_)) * 4;
-  }
+  uint64_t DeviceBytes(int t) const override { return TensorDeviceBytes(tensor(t), tokens_); }
   Bind Read(int t) override { return Bind{tensor_vb_.at(in_.fold.alias[t]), 0, 0, false}; }
   Bind Write(int t) override { return Bind{tensor_vb_.at(in_.fold.alias[t]), 0, 0, true}; }
   Bind Constants(size_t op) const override { return Bind{-1, consts_.offset[op], consts_.size[op], false}; }
@@ -284,7 +287,7 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       const bool written = op.type == ir::OpType::Add || op.type == ir::OpType::Rope;
       pl.variant = written ? "fused" : "folded";
       pl.reason = std::string(written ? "computed and written by" : "computed inside") + " '" + g.ops[size_t(by)].name +
-                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ") in one row dispatch";
+                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ") in one dispatch";
       continue;
     }
     const kernels::Family* family = kernels::FamilyFor(op.type);
@@ -376,8 +379,7 @@ void PlanStates(const LowerInputs& in, BundlePlan* plan) {
   uint64_t max_context = 0;
   for (const ir::Tensor& t : g.tensors) {
     if (!t.state) continue;
-    const uint64_t elems = uint64_t(t.NumElements(1));
-    plan->states.push_back({t.name, t.shape, uint8_t(t.dtype), (elems * (t.dtype == ir::DType::F16 ? 2 : 4) + 3) / 4 * 4});
+    plan->states.push_back({t.name, t.shape, uint8_t(t.dtype), TensorDeviceBytes(t, 1)});
     if (t.shape.size() == 3) max_context = max_context ? std::min<uint64_t>(max_context, t.shape[1]) : t.shape[1];
   }
   if (plan->states.empty()) return;

@@ -49,9 +49,8 @@ Result<ProgramIo> Describe(vkqc_model m, uint32_t p) {
   return io;
 }
 
-vkqc_status Run(vkqc_model m, uint32_t p, std::vector<double>& layer_ns, double* gpu_ns) {
+vkqc_status Run(vkqc_model m, uint32_t p, double* gpu_ns) {
   // Timed runs do not advance the position: advance it here.
-  (void)layer_ns;
   const uint32_t at = vkqc_model_position(m);
   vkqc_status st = vkqc_model_run_timed(m, p, nullptr, gpu_ns);  // whole-buffer timestamps only
   if (st == VKQC_ERROR_UNSUPPORTED_DEVICE) {  // no timestamps on this queue: plain runs
@@ -113,7 +112,6 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
 
   GenerateResult r;
   std::mt19937_64 rng(o.seed);
-  std::vector<double> layer_ns;
   std::vector<float> row;
   // The next token from the last run's last row.
   auto next_token = [&](const ProgramIo& io) -> Result<int32_t> {
@@ -145,7 +143,7 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
     if (vkqc_model_write_input(m, io->program, uint32_t(io->ids), o.prompt.data() + done, io->tokens * 4) != VKQC_OK)
       return UserError(vkqc_last_error());
     double ns = 0;
-    if (Run(m, io->program, layer_ns, &ns) != VKQC_OK) return UserError(vkqc_last_error());
+    if (Run(m, io->program, &ns) != VKQC_OK) return UserError(vkqc_last_error());
     r.prefill_gpu_ms += ns / 1e6;
     chunks += (chunks.empty() ? "" : "+") + std::to_string(io->tokens);
     done += io->tokens;
@@ -161,7 +159,7 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
     if (vkqc_model_write_input(m, step.program, uint32_t(step.ids), &next, 4) != VKQC_OK)
       return UserError(vkqc_last_error());
     double ns = 0;
-    if (Run(m, step.program, layer_ns, &ns) != VKQC_OK) return UserError(vkqc_last_error());
+    if (Run(m, step.program, &ns) != VKQC_OK) return UserError(vkqc_last_error());
     r.decode_gpu_ms += ns / 1e6;
     ++r.decode_steps;
     VKQC_ASSIGN_OR_RETURN(next, next_token(step));

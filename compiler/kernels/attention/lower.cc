@@ -53,15 +53,14 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
                       ctx.Constants(size_t(rq)), ctx.Write(op.inputs[0]), ctx.Write(op.inputs[1]), ctx.Write(op.inputs[3]),
                       ctx.Write(op.inputs[4])});
     fused_note = "; rope '" + ropq.name + "' and '" + ropk.name + "' run with the cache append in one dispatch";
-  } else {
-  // 1. the new rows into the cache
-  linear::DispatchParams app =
-      kernels::FlatDispatch("kv_append.comp", kv_def, uint64_t(rows * a.num_kv_heads * a.head_dim / 2), 128,
-                            ctx.profile());
-  app.spec.insert(app.spec.end(), {{1, uint32_t(rows)}, {2, uint32_t(a.num_kv_heads)}, {3, uint32_t(a.head_dim)},
-                                   {4, uint32_t(s)}});
-  ctx.Dispatch(app, {ctx.Read(op.inputs[1]), ctx.Read(op.inputs[2]), pos, ctx.Write(op.inputs[3]),
-                     ctx.Write(op.inputs[4])});
+  } else {  // 1. the new rows into the cache
+    linear::DispatchParams app =
+        kernels::FlatDispatch("kv_append.comp", kv_def, uint64_t(rows * a.num_kv_heads * a.head_dim / 2), 128,
+                              ctx.profile());
+    app.spec.insert(app.spec.end(), {{1, uint32_t(rows)}, {2, uint32_t(a.num_kv_heads)}, {3, uint32_t(a.head_dim)},
+                                     {4, uint32_t(s)}});
+    ctx.Dispatch(app, {ctx.Read(op.inputs[1]), ctx.Read(op.inputs[2]), pos, ctx.Write(op.inputs[3]),
+                       ctx.Write(op.inputs[4])});
   }
   // 2. attention over the cache (3. combined when split)
   const AttentionChoice c = SelectAttention(rows, a.num_heads, s);
