@@ -1057,7 +1057,10 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
       if (producer[t] < 0) {
         return c.Fail("input " + Quote(in.name) +
                       " is never produced: it is not a constant, not a graph input and no op "
-                      "writes it");
+                      "writes it" +
+                      (op.type == ir::OpType::Attention && (t == op.inputs[3] || t == op.inputs[4])
+                           ? std::string("; a KV cache must be a state tensor (\"state\": true)")
+                           : std::string()));
       }
       if (producer[t] >= static_cast<int>(i)) {
         return c.Fail("input " + Quote(in.name) + " is consumed before it is produced (by op " +
