@@ -3,6 +3,8 @@
 // dense nor depthwise), NHWC: one invocation computes 4 output channels of one output pixel.
 // acc = sum over taps inside the image and the group's input channels of (x - zp_x) * w (int32,
 // exact; padded taps contribute zero), y = acc * s_x * s_w[co] + bias, relu/relu6, float or q8to.
+// VKQC_X_F32: weight-only (DESIGN 4 dequant function): f32 input [N*H*W][C], acc = sum x * w in
+// fp32 (padded taps skipped), y = acc * s_w[co] + bias; any group count, depthwise included.
 // Weights region (words): [COUT][RW] rows of int8 [KH][KW][CIN_G] (row-padded), f32 scales
 // [COUT] at SCALE_OFF, f32 bias [COUT] at BIAS_OFF.
 #include "common.glslh"
@@ -31,7 +33,11 @@ layout(constant_id = 20) const uint SCALE_OFF = 0;
 layout(constant_id = 21) const uint BIAS_OFF = 0;
 layout(constant_id = 22) const uint OUT4P = 8;
 
+#ifdef VKQC_X_F32
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+#else
 layout(std430, binding = 0) readonly buffer X { uint xq[]; };
+#endif
 layout(std430, binding = 1) readonly buffer Cw { uint cw[]; };
 #ifdef VKQC_OUT_Q8
 layout(std430, binding = 2) writeonly buffer Y { uint yq[]; };
@@ -61,7 +67,11 @@ void main() {
     const uint co = cw4 * 4u + j;
     if (co >= COUT) break;
     const uint g = co / COUT_G;
+#ifdef VKQC_X_F32
+    float acc = 0.0;
+#else
     int acc = 0;
+#endif
     for (uint kh = 0u; kh < KH; ++kh) {
       const int ih = int(oh * SH + kh * DH) - int(PT);
       if (ih < 0 || ih >= int(H)) continue;
@@ -71,11 +81,19 @@ void main() {
         const uint pixel = (n * H + uint(ih)) * W + uint(iw);
         for (uint ci = 0u; ci < CIN_G; ++ci) {
           const uint c = g * CIN_G + ci, k = (kh * KW + kw) * CIN_G + ci;
+#ifdef VKQC_X_F32
+          acc += x[pixel * C + c] * float(sbyte(cw[co * RW + k / 4u], k % 4u));
+#else
           acc += (sbyte(xq[pixel * C4P + c / 4u], c % 4u) - pc.act_zero_point) * sbyte(cw[co * RW + k / 4u], k % 4u);
+#endif
         }
       }
     }
+#ifdef VKQC_X_F32
+    float v = acc * uintBitsToFloat(cw[SCALE_OFF + co]);
+#else
     float v = float(acc) * (pc.act_scale * uintBitsToFloat(cw[SCALE_OFF + co]));
+#endif
     if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += uintBitsToFloat(cw[BIAS_OFF + co]);
     if ((pc.flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
     if ((pc.flags & LINEAR_FLAG_RELU6) != 0u) v = clamp(v, 0.0, 6.0);

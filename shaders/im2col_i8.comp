@@ -3,6 +3,8 @@
 // [N*OH*OW][K4P] words with k = (kh*KW + kw)*C + c, the order of the conv weights [Cout][KH][KW][C].
 // Taps that fall in the padding read the input zero point, so (q - zp) contributes exactly zero;
 // k >= K is zero padding (the packed weights are zero there too). One invocation per word.
+// VKQC_IM2COL_F32 (weight-only convolutions): f32 pixels [N*H*W][C] -> f32 rows [N*OH*OW][K],
+// padded taps 0.0; one invocation per value.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 1;   // N*OH*OW
 layout(constant_id = 2) const uint H = 1;
@@ -23,6 +25,22 @@ layout(constant_id = 16) const uint K4P = 8;   // output words per row
 
 const uint K = KH * KW * C;
 
+#ifdef VKQC_IM2COL_F32
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float cols[]; };
+
+void main() {
+  const uint i = gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x) + gl_GlobalInvocationID.x;
+  if (i >= ROWS * K) return;
+  const uint row = i / K, k = i % K;
+  const uint c = k % C, t = k / C, kw = t % KW, kh = t / KW;
+  const uint ow = row % OW, oh = (row / OW) % OH, n = row / (OW * OH);
+  const int ih = int(oh * SH + kh * DH) - int(PT), iw = int(ow * SW + kw * DW) - int(PL);
+  float v = 0.0;
+  if (ih >= 0 && iw >= 0 && ih < int(H) && iw < int(W)) v = x[((n * H + uint(ih)) * W + uint(iw)) * C + c];
+  cols[i] = v;
+}
+#else
 layout(std430, binding = 0) readonly buffer X { uint xq[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint cols[]; };
 
@@ -44,3 +62,4 @@ void main() {
   const uint row = i / K4P, k = (i % K4P) * 4u;
   cols[i] = tap_byte(row, k) | (tap_byte(row, k + 1u) << 8) | (tap_byte(row, k + 2u) << 16) | (tap_byte(row, k + 3u) << 24);
 }
+#endif

@@ -70,9 +70,10 @@ last_run_report() {
 }
 
 # The last run ended by a signal, a timeout, an abort or an uncaught exception?
+# A crash, a timeout, or an internal error (a vkqc bug message): every check fails on them.
 crashed() {
   [ "$RC" -ge 124 ] && return 0
-  grep -qE 'Segmentation|terminate called|Aborted|core dumped|AddressSanitizer|runtime error:|Assertion .* failed' \
+  grep -qE 'Segmentation|terminate called|Aborted|core dumped|AddressSanitizer|runtime error:|Assertion .* failed|internal error \(a bug in vkqc' \
     "$OUT_FILE" "$ERR_FILE"
 }
 
@@ -119,7 +120,7 @@ expect_error() {
   vk "$@"
   local why=()
   if crashed; then
-    why+=("crashed or timed out (exit code $RC)")
+    why+=("crashed, timed out or hit an internal error (exit code $RC)")
   elif [ "$RC" -ne 1 ] && [ "$RC" -ne 2 ]; then
     why+=("expected exit code 1 or 2, got $RC")
   fi

@@ -43,6 +43,17 @@ linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t zp, const T
   return d;
 }
 
+linear::DispatchParams Im2colF32Dispatch(const ConvGeometry& g, const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {"im2col_i8.comp", {"VKQC_IM2COL_F32"}};
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  d.spec = {{0, d.local_size[0]}};
+  Geometry(g, d.spec);
+  Grid(uint64_t(g.rows()) * uint64_t(g.k()), p, d);
+  return d;
+}
+
 PackedDepthwise PackDepthwise(const int8_t* w, int64_t c, int64_t kh, int64_t kw, const float* scales,
                               const float* bias) {
   PackedDepthwise pk;
@@ -96,10 +107,11 @@ PackedDirect PackDirect(const int8_t* w, int64_t cout, int64_t per_channel, cons
 
 linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64_t groups, const PackedDirect& pk,
                                       bool out_q8, const linear::LinearConsts& k, uint32_t flags,
-                                      const TargetProfile& p) {
+                                      const TargetProfile& p, bool x_f32) {
   linear::DispatchParams d;
   d.shader = {"conv_direct_i8.comp", {}};
   if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
+  if (x_f32) d.shader.defines.push_back("VKQC_X_F32");
   d.local_size[0] = Local(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}};
@@ -199,6 +211,7 @@ linear::DispatchParams PoolDispatch(const ConvGeometry& g, bool int8, float act_
   d.spec = {{0, d.local_size[0]}};
   Geometry(g, d.spec);
   Grid(uint64_t(g.rows()) * (int8 ? (g.c + 3) / 4 : g.c), p, d);
+  if (!int8) return d;  // the float kernel has no parameters (its push block is not in the SPIR-V)
   struct {
     float sx;
     int32_t zx;

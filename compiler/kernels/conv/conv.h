@@ -42,6 +42,8 @@ ConvChoice SelectConv(const ConvGeometry& g, int64_t cout, int64_t groups, const
 
 // Packed input [N*H*W][PackedK4(C)] words -> packed columns [rows][PackedK4(K)] words.
 linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t input_zero_point, const TargetProfile& p);
+// Weight-only convolutions: f32 input [N*H*W][C] -> f32 columns [rows][K] (padded taps 0).
+linear::DispatchParams Im2colF32Dispatch(const ConvGeometry& g, const TargetProfile& p);
 
 // Depthwise weights region: [KH*KW][ceil(C/4)] words (4 channels per word), f32 scales [C],
 // f32 bias [C]. `w` is the IR weight [C][KH][KW][1] int8.
@@ -62,9 +64,10 @@ struct PackedDirect {
   uint32_t rw = 0, scale_off = 0, bias_off = 0;
 };
 PackedDirect PackDirect(const int8_t* w, int64_t cout, int64_t per_channel, const float* scales, const float* bias);
+// x_f32: weight-only (f32 input, fp32 accumulation of x * w, scaled per output channel).
 linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64_t groups, const PackedDirect& pk,
                                       bool out_q8, const linear::LinearConsts& k, uint32_t flags,
-                                      const TargetProfile& p);
+                                      const TargetProfile& p, bool x_f32 = false);
 
 // int8 [M][K] (packed) -> f32: per tensor (scale, zp) or per row (row_params binding).
 linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, float scale, int32_t zero_point,

@@ -1,6 +1,9 @@
 // conv2d lowering: the per-profile algorithm (select.cc) is chosen once at packing time (it does
 // not depend on the batch), the weights packed for it, and per program the dispatches emitted:
-// direct, depthwise, or (im2col +) the linear family's GEMM/GEMV.
+// direct, depthwise, or (im2col +) the linear family's GEMM/GEMV. Weight-only convolutions (f32
+// input, no activation quantization) run dense layers as f32 im2col + the linear family's float
+// GEMM/GEMV (weights dequantized in the shader) and grouped/depthwise ones on the direct kernel's
+// f32 variant.
 #include <sstream>
 
 #include "compiler/emit/bundle_plan.h"
@@ -13,6 +16,11 @@ namespace {
 using kernels::Bind;
 using kernels::QScale;
 using kernels::QZero;
+
+// f32 input without q8ta: the weight-only function (DESIGN 4).
+bool WeightOnly(const ir::Graph& g, const ir::Op& op) {
+  return g.tensors[op.inputs[0]].dtype == ir::DType::F32 && op.conv2d.input_quant.scheme != ir::Scheme::Q8TA;
+}
 
 struct Packed {
   ConvChoice choice;
@@ -32,6 +40,17 @@ Status Pack(kernels::PackContext& ctx, size_t i) {
   const int32_t groups = op.conv2d.groups;
   auto p = std::make_shared<Packed>();
   p->choice = SelectConv(Geometry(ctx.graph(), op, 1), cout, groups, ctx.profile(), ctx.options().conv);
+  if (WeightOnly(ctx.graph(), op)) {
+    if (p->choice.algo == ConvAlgo::Direct && groups == 1) {  // forced or by the profile's rule: GEMM
+      p->choice.algo = ConvAlgo::Im2col;
+      p->choice.reason = "weight-only: f32 im2col, then GEMM; ";
+    } else if (p->choice.algo == ConvAlgo::Depthwise) {
+      p->choice.algo = ConvAlgo::Direct;
+      p->choice.reason = "depthwise, weight-only: direct kernel, fp32 accumulation";
+    } else if (p->choice.algo == ConvAlgo::Direct) {
+      p->choice.reason = "groups=" + std::to_string(groups) + ", weight-only: direct kernel, fp32 accumulation";
+    }
+  }
   if (p->choice.algo == ConvAlgo::Depthwise) {
     p->depthwise = PackDepthwise(wq, cout, kh, kw, w.quant->scales.data(), bias);
     VKQC_TRY(ctx.AddConstants(i, p->depthwise.region));
@@ -72,10 +91,8 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     lc.act_zero_point = QZero(a.input_quant);
     x = ctx.QuantizeShared(op.inputs[0], ir::Scheme::Q8TA, lc.act_scale, lc.act_zero_point,
                            geo.n * geo.h * geo.w, geo.c, &quant_note).rows;
-  } else {
-    return UserError(ctx.OpLabel(i) + ": conv2d with float (weight-only) activations is unsupported in this "
-                     "version; give it input_quant q8ta or an int8 input");
   }
+  const bool weight_only = WeightOnly(ctx.graph(), op);
   const bool bias = op.inputs.size() > 2;
   const uint32_t flags = (bias ? linear::kFlagBias : 0) |
                          (a.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
@@ -84,10 +101,13 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   det << geo.kh << "x" << geo.kw << " stride " << geo.sh << "x" << geo.sw << " dilation " << geo.dh << "x" << geo.dw
       << ", " << geo.rows() << " output pixels";
   const Bind w = ctx.Constants(i), y = ctx.Write(op.outputs[0]);
+  const std::string in_name = weight_only ? "f32" : "q8ta";
   if (c.choice.algo == ConvAlgo::Direct) {
-    ctx.Dispatch(DirectDispatch(geo, cout, a.groups, c.direct, out_q8, lc, flags, ctx.profile()), {x, w, y});
-    pl.variant = std::string(a.groups > 1 ? "conv2d_grouped_q8ta_q8csw" : "conv2d_q8ta_q8csw") +
-                 (out_q8 ? "_q8to" : "") + "_direct";
+    ctx.Dispatch(DirectDispatch(geo, cout, a.groups, c.direct, out_q8, lc, flags, ctx.profile(), weight_only),
+                 {x, w, y});
+    const bool dw = a.groups > 1 && a.groups == geo.c && a.groups == cout;
+    pl.variant = std::string(dw ? "conv2d_dw_" : a.groups > 1 ? "conv2d_grouped_" : "conv2d_") + in_name +
+                 "_q8csw" + (out_q8 ? "_q8to" : "") + "_direct";
     pl.reason = c.choice.reason + quant_note;
   } else if (c.choice.algo == ConvAlgo::Depthwise) {
     ctx.Dispatch(DepthwiseDispatch(geo, c.depthwise, out_q8, lc, flags, ctx.profile()), {x, w, y});
@@ -95,7 +115,11 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     pl.reason = c.choice.reason + quant_note;
   } else {
     Bind cols = x;
-    if (!geo.pointwise()) {
+    if (!geo.pointwise() && weight_only) {
+      cols = ctx.Scratch(uint64_t(geo.rows()) * uint64_t(geo.k()) * 4, op.name + ".im2col");
+      ctx.Dispatch(Im2colF32Dispatch(geo, ctx.profile()), {x, cols});
+      cols = cols.AsRead();
+    } else if (!geo.pointwise()) {
       cols = ctx.Scratch(uint64_t(geo.rows()) * linear::PackedK4(geo.k()) * 4, op.name + ".im2col");
       ctx.Dispatch(Im2colDispatch(geo, lc.act_zero_point, ctx.profile()), {x, cols});
       cols = cols.AsRead();
@@ -104,8 +128,8 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     shape.m = geo.rows();
     shape.k = geo.k();
     shape.n = cout;
-    shape.x_int8 = true;
-    shape.act = ir::Scheme::Q8TA;
+    shape.x_int8 = !weight_only;
+    shape.act = weight_only ? ir::Scheme::Float : ir::Scheme::Q8TA;
     shape.weights = ir::Scheme::Q8CSW;
     shape.has_bias = bias;
     shape.relu = a.activation == ir::Activation::Relu;
@@ -115,11 +139,12 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     auto choice = linear::SelectLinear(shape, ctx.profile(), ctx.options().select);
     if (!choice.ok()) return Error{choice.error().kind, ctx.OpLabel(i) + ": " + choice.error().message};
     ctx.Dispatch(linear::LinearDispatch(shape, *choice, c.gemm, lc, ctx.profile()), {cols, w, y});
-    const std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm
-    pl.variant = "conv2d_" + std::string(geo.pointwise() ? "pointwise" : "im2col") + "_" + v.substr(7);
+    const std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm / linear_f32_...
+    pl.variant = "conv2d_" + std::string(geo.pointwise() ? "pointwise" : "im2col") + "_" +
+                 (weight_only ? "f32_" : "") + v.substr(7);
     pl.reason = c.choice.reason + choice->reason + quant_note;
   }
-  pl.integer_path = true;
+  pl.integer_path = !weight_only;
   pl.detail = det.str();
   pl.weight_bytes = ctx.ConstantBytes(i);
   pl.flops = 2ull * geo.rows() * cout * geo.kh * geo.kw * (geo.c / a.groups);
