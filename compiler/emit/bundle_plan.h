@@ -3,6 +3,7 @@
 // derivation are pure functions over it, unit-tested without a GPU.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,7 @@ struct BundlePlan {
   std::vector<uint8_t> weights;  // the weight segment
   std::vector<PlanState> states;  // KV caches, shared by all programs
   uint32_t max_context = 0;       // positions the state holds (0: stateless)
+  std::map<std::string, std::vector<uint8_t>> metadata;  // the graph's, carried unchanged
 };
 
 // Inserts a compute->compute barrier before each dispatch that reads or writes a range an

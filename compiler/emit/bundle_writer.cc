@@ -171,12 +171,15 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
     states.push_back(fbb::CreateStateTensor(b, b.CreateString(st.name), b.CreateVector(st.shape), fbb::DType(st.dtype),
                                             st.size));
   const auto states_v = b.CreateVector(states);
+  std::vector<flatbuffers::Offset<fbb::BundleMeta>> meta;
+  for (const auto& [k, v] : plan.metadata) meta.push_back(fbb::CreateBundleMeta(b, b.CreateString(k), b.CreateVector(v)));
+  const auto meta_v = b.CreateVector(meta);
   // integrity: a non-default placeholder so the field is written, then the checksum over the
   // finished flatbuffer with those 8 bytes read as zero.
   auto root = fbb::CreateBundle(b, kBundleFormatVersion, b.CreateString(plan.compiler_version),
                                 b.CreateString(plan.target_profile), plan.graph_hash, req,
                                 b.CreateVector(mods), b.CreateVector(pipes), b.CreateVector(progs),
-                                plan.weights.size(), ~0ull, states_v, plan.max_context);
+                                plan.weights.size(), ~0ull, states_v, plan.max_context, meta_v);
   b.FinishSizePrefixed(root, fbb::BundleIdentifier());
 
   std::vector<uint8_t> out(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());

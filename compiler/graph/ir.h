@@ -3,6 +3,7 @@
 // blob (the file that was read, or the buffers an importer built), so copies are cheap.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -207,6 +208,8 @@ struct Graph {
   std::vector<int> inputs;
   std::vector<int> outputs;
   std::string symbolic_dim = "tokens";
+  // Opaque entries carried from the importer to the bundle (e.g. "tokenizer", "description").
+  std::map<std::string, std::vector<uint8_t>> metadata;
 
   int FindTensor(const std::string& name) const;  // -1 if absent
   bool HasSymbolicDim() const;

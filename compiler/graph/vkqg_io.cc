@@ -346,6 +346,12 @@ Result<ir::Graph> Reader::Read() {
 
   ir::Graph out;
   if (g->symbolic_dim()) out.symbolic_dim = g->symbolic_dim()->str();
+  if (g->metadata()) {
+    for (const auto* e : *g->metadata()) {
+      if (!e || !e->key() || !e->value()) return Fail("has a metadata entry without a key or value");
+      out.metadata[e->key()->str()] = std::vector<uint8_t>(e->value()->begin(), e->value()->end());
+    }
+  }
   num_tensors_ = g->tensors() ? g->tensors()->size() : 0;
   out.tensors.resize(num_tensors_);
   for (size_t i = 0; i < num_tensors_; ++i) {
@@ -515,8 +521,12 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
   auto outputs_v =
       fbb.CreateVector(std::vector<int32_t>(graph.outputs.begin(), graph.outputs.end()));
   auto sym = fbb.CreateString(graph.symbolic_dim);
+  std::vector<flatbuffers::Offset<fbg::MetaEntry>> meta;
+  for (const auto& [k, v] : graph.metadata)
+    meta.push_back(fbg::CreateMetaEntry(fbb, fbb.CreateString(k), fbb.CreateVector(v)));
+  auto meta_v = fbb.CreateVector(meta);
   auto root = fbg::CreateGraph(fbb, kFormatVersion, tensors_v, ops_v, inputs_v, outputs_v, sym,
-                               segment_size);
+                               segment_size, meta_v);
   fbg::FinishSizePrefixedGraphBuffer(fbb, root);
 
   const uint64_t segment_start = AlignUp(fbb.GetSize());

@@ -67,6 +67,7 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
   plan.compiler_version = kCompilerVersion;
   plan.target_profile = profile.name;
   plan.graph_hash = graph_hash;
+  plan.metadata = g.metadata;
   PlanStates(in, &plan);
   VKQC_ASSIGN_OR_RETURN(const PackedConstants consts, PackAll(in, &plan));
   PipelineTable pipelines;

@@ -281,6 +281,18 @@ vkqc_status vkqc_model_run(vkqc_model m, uint32_t program) {
 
 uint32_t vkqc_model_max_context(vkqc_model m) { return m ? m->max_context : 0; }
 
+vkqc_status vkqc_model_metadata(vkqc_model m, const char* key, const void** out_data, size_t* out_size) {
+  if (!m || !key || !out_data || !out_size) return Invalid("model, key and outputs must not be null");
+  if (const auto* meta = m->view.bundle->metadata())
+    for (const auto* e : *meta)
+      if (e && e->key() && e->value() && e->key()->str() == key) {
+        *out_data = e->value()->data();
+        *out_size = e->value()->size();
+        return Report(Ok());
+      }
+  return Invalid(std::string("the bundle has no metadata entry '") + key + "'");
+}
+
 uint32_t vkqc_model_position(vkqc_model m) { return m ? m->position : 0; }
 
 int32_t vkqc_model_position_input(vkqc_model m, uint32_t program) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 
 namespace vkqc {
@@ -179,7 +180,85 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
   std::string line;
   for (int32_t t : r.tokens) line += (line.empty() ? "" : ",") + std::to_string(t);
   std::printf("tokens: %s\n", line.c_str());
+  if (o.tokenizer) std::printf("text: %s\n", o.tokenizer->Decode(r.tokens).c_str());
   return r;
+}
+
+Result<tok::Tokenizer> BundleTokenizer(vkqc_model m) {
+  const void* p = nullptr;
+  size_t n = 0;
+  if (vkqc_model_metadata(m, "tokenizer", &p, &n) != VKQC_OK)
+    return UserError("the bundle carries no tokenizer (bundles compiled from a GGUF file with tokenizer metadata "
+                     "do); give the prompt as token ids with --prompt-ids");
+  VKQC_ASSIGN_OR_RETURN(tok::TokenizerData d, tok::Deserialize(static_cast<const uint8_t*>(p), n));
+  return tok::Tokenizer::Create(std::move(d));
+}
+
+Status CmdGenerate(const Args& a) {
+  VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--prompt", "--chat", "--ignore-eos", "--max-new-tokens", "--position",
+                          "--temperature", "--top-k", "--top-p", "--seed", "--eos", "--device", "--validation"}));
+  if (a.pos.size() != 1 || a.Has("--prompt-ids") == a.Has("--prompt"))
+    return UserError("usage: vkqc generate OUT.vkqb (--prompt TEXT [--chat] | --prompt-ids ID[,ID...]) "
+                     "[--max-new-tokens N]");
+  if (a.Has("--chat") && !a.Has("--prompt")) return UserError("--chat applies to --prompt TEXT");
+  GenerateOptions o;
+  if (a.Has("--prompt-ids")) {
+    const std::string ids = a.Get("--prompt-ids");
+    size_t start = 0;
+    while (start <= ids.size()) {
+      const size_t comma = std::min(ids.find(',', start), ids.size());
+      VKQC_ASSIGN_OR_RETURN(int64_t id, ParseInt(ids.substr(start, comma - start), "--prompt-ids"));
+      if (id < 0 || id > INT32_MAX) return UserError("--prompt-ids: token id " + std::to_string(id) + " is out of range");
+      o.prompt.push_back(int32_t(id));
+      start = comma + 1;
+    }
+  }
+  if (a.Has("--max-new-tokens")) {
+    VKQC_ASSIGN_OR_RETURN(o.max_new_tokens, ParseInt(a.Get("--max-new-tokens"), "--max-new-tokens"));
+  }
+  if (a.Has("--temperature")) {
+    VKQC_ASSIGN_OR_RETURN(o.temperature, ParseDouble(a.Get("--temperature"), "--temperature"));
+  }
+  if (a.Has("--top-k")) {
+    VKQC_ASSIGN_OR_RETURN(o.top_k, ParseInt(a.Get("--top-k"), "--top-k"));
+  }
+  if (a.Has("--top-p")) {
+    VKQC_ASSIGN_OR_RETURN(o.top_p, ParseDouble(a.Get("--top-p"), "--top-p"));
+  }
+  if (a.Has("--eos")) {
+    VKQC_ASSIGN_OR_RETURN(o.eos, ParseInt(a.Get("--eos"), "--eos"));
+  }
+  if (a.Has("--seed")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t s, ParseInt(a.Get("--seed"), "--seed"));
+    o.seed = uint64_t(s);
+  }
+  if (o.temperature < 0 || !std::isfinite(o.temperature)) return UserError("--temperature must be >= 0");
+  if (o.top_k < 0) return UserError("--top-k must be >= 0 (0: all tokens)");
+  if (!(o.top_p > 0 && o.top_p <= 1)) return UserError("--top-p must be in (0, 1]");
+  Runtime rt;
+  VKQC_TRY(rt.Open(a, a.pos[0], false));
+  std::optional<tok::Tokenizer> tokenizer;
+  if (a.Has("--prompt")) {
+    VKQC_ASSIGN_OR_RETURN(tokenizer, BundleTokenizer(rt.model));
+    std::string text = a.Get("--prompt");
+    if (a.Has("--chat")) {
+      VKQC_ASSIGN_OR_RETURN(text, tok::ApplyChatTemplate(tokenizer->data(), {{"user", text}}, true));
+    }
+    o.prompt = tokenizer->Encode(text, true, a.Has("--chat"));
+    std::string ids;
+    for (int32_t t : o.prompt) ids += (ids.empty() ? "" : ",") + std::to_string(t);
+    std::printf("prompt ids: %s\n", ids.c_str());
+    o.tokenizer = &*tokenizer;
+    if (!a.Has("--eos") && !a.Has("--ignore-eos")) o.eos = tokenizer->data().eos;
+  } else if (auto t = BundleTokenizer(rt.model); t.ok()) {  // ids given: still print the text
+    tokenizer = std::move(*t);
+    o.tokenizer = &*tokenizer;
+  }
+  VKQC_ASSIGN_OR_RETURN(GenerateResult r, Generate(rt.model, o));
+  (void)r;
+  if (!rt.validation.empty())
+    return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
+  return {};
 }
 
 }  // namespace vkqc

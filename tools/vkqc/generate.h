@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "compiler/common/result.h"
+#include "compiler/tokenizer/tokenizer.h"
+#include "tools/vkqc/cli.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -19,6 +21,7 @@ struct GenerateOptions {
   uint64_t seed = 1;
   int64_t eos = -1;        // stop after generating this id (-1: never)
   bool quiet = false;      // only the token line
+  const tok::Tokenizer* tokenizer = nullptr;  // prints the text as it is generated, and at the end
 };
 
 struct GenerateResult {
@@ -30,5 +33,11 @@ struct GenerateResult {
 
 // Runs the generation on a loaded model; prints progress and speeds unless quiet.
 Result<GenerateResult> Generate(vkqc_model model, const GenerateOptions& o);
+
+// The tokenizer the bundle carries (metadata "tokenizer", written by `vkqc import model.gguf`).
+Result<tok::Tokenizer> BundleTokenizer(vkqc_model model);
+
+// `vkqc generate OUT.vkqb (--prompt TEXT [--chat] | --prompt-ids ID,...) ...`
+Status CmdGenerate(const Args& a);
 
 }  // namespace vkqc

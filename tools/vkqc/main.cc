@@ -20,7 +20,9 @@
 #include "reference/reference.h"
 #include "runtime/src/coopmat_khr.h"
 #include "schema/bundle_generated.h"
+#include "tools/vkqc/cli.h"
 #include "tools/vkqc/generate.h"
+#include "tools/vkqc/model_cli.h"
 #include "tools/vkqc/npy.h"
 #include "tools/vkqc/probe.h"
 #include "tools/vkqc/roofline.h"
@@ -34,7 +36,11 @@ constexpr const char* kUsage = R"(usage: vkqc <command> [options]
 
 commands:
   import  GRAPH.json -o MODEL.vkqg           JSON graph + safetensors weights -> .vkqg
-  compile MODEL.vkqg|GRAPH.json --target NAME|PROFILE.json -o OUT.vkqb
+  import  MODEL.gguf -o MODEL.vkqg [--max-context N] [--quantize q8|8da4w] [--requantize q8csw|q4gsw]
+                                             a GGUF checkpoint (llama, qwen2) with its tokenizer;
+                                             --quantize: float weights; --requantize: types without
+                                             an exact scheme (error printed per tensor)
+  compile MODEL.vkqg|GRAPH.json|MODEL.gguf --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant|cm]
           [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW]] [--gemm-shape RMxBK4]
           [--gemv-max-m N] [--force-conv im2col|direct] [--keep-intermediates]
@@ -44,15 +50,16 @@ commands:
           has VK_KHR_cooperative_matrix; --coopmat-tile: subgroups and matrix tiles per workgroup;
           --gemm-shape: the tiled GEMM's rows per thread (4, 8) and K words per step (8, 16, ...)
   inspect OUT.vkqb                           per layer: variant and why, tiles, bytes; memory plan
-  inspect MODEL.vkqg|GRAPH.json --target T [--tokens N,...] [--force-...]
-                                             the same, compiled in memory
+  inspect MODEL.vkqg|GRAPH.json|MODEL.gguf [--target T [--tokens N,...] [--force-...]]
+                                             the model (description, tokenizer, tensor formats); with
+                                             --target also the plan, compiled in memory
   run     OUT.vkqb [--tokens N] [--input NAME=FILE.npy]... [--output-dir DIR]
           [--reference MODEL.vkqg|GRAPH.json [--per-op]] [--tolerance REL] [--seed S]
           [--device I] [--validation] [--robust-access]
           --per-op (bundle compiled with --keep-intermediates): checks every op on the GPU's
           own inputs: int8 outputs within 1, float outputs within the tolerance;
           --robust-access: the device's robustBufferAccess (for bundles from untrusted sources)
-  generate OUT.vkqb --prompt-ids ID[,ID...] [--max-new-tokens 32] [--temperature 0] [--top-k K]
+  generate OUT.vkqb (--prompt TEXT [--chat] [--ignore-eos] | --prompt-ids ID[,ID...]) [--max-new-tokens 32] [--temperature 0] [--top-k K]
           [--top-p P] [--seed S] [--eos ID] [--device I] [--validation]
                                              token generation with a decoder bundle (KV cache):
                                              prefill in chunks of the compiled token counts, then one
@@ -76,116 +83,6 @@ commands:
                                              threshold) on the local device; -o writes the winners
                                              into a sidecar that `compile --target` uses
 )";
-
-struct Args {
-  std::vector<std::string> pos;
-  std::multimap<std::string, std::string> opt;
-  bool Has(const std::string& k) const { return opt.count(k) > 0; }
-  std::string Get(const std::string& k, const std::string& def = "") const {
-    auto it = opt.find(k);
-    return it == opt.end() ? def : it->second;
-  }
-};
-
-// Flags without a value, and options that take one; anything else is unknown.
-bool IsSwitch(const std::string& k) {
-  return k == "--validation" || k == "--robust-access" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
-         k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16" || k == "--coopmat-nv";
-}
-bool TakesValue(const std::string& k) {
-  static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                                  "--coopmat-tile", "--gemm-shape",
-                                  "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
-                                  "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",
-                                  "--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--eos"};
-  for (const char* v : kValued)
-    if (k == v) return true;
-  return false;
-}
-
-Result<Args> ParseArgs(int argc, char** argv, int start) {
-  Args a;
-  for (int i = start; i < argc; ++i) {
-    std::string s = argv[i];
-    if (s.size() > 1 && s[0] == '-') {
-      if (IsSwitch(s)) {
-        a.opt.emplace(s, "1");
-        continue;
-      }
-      auto eq = s.find('=');
-      if (s.rfind("--", 0) == 0 && eq != std::string::npos) {
-        if (!TakesValue(s.substr(0, eq))) return UserError("unknown option " + s.substr(0, eq));
-        a.opt.emplace(s.substr(0, eq), s.substr(eq + 1));
-        continue;
-      }
-      if (!TakesValue(s)) return UserError("unknown option " + s);
-      if (i + 1 >= argc) return UserError("option " + s + " needs a value");
-      a.opt.emplace(s, argv[++i]);
-    } else {
-      a.pos.push_back(s);
-    }
-  }
-  return a;
-}
-
-Status CheckKnown(const Args& a, std::initializer_list<const char*> known) {
-  for (const auto& [k, v] : a.opt) {
-    bool ok = false;
-    for (const char* x : known) ok |= k == x;
-    if (!ok) return UserError("unknown option " + k);
-  }
-  return {};
-}
-
-Result<int64_t> ParseInt(const std::string& s, const std::string& what) {
-  try {
-    size_t pos = 0;
-    long long v = std::stoll(s, &pos);
-    if (pos != s.size()) throw std::invalid_argument(s);
-    return int64_t(v);
-  } catch (const std::exception&) {
-    return UserError(what + ": '" + s + "' is not an integer");
-  }
-}
-
-// --device I: an index into the device list (absent: -1, the first device).
-Result<int> DeviceIndex(const Args& a) {
-  if (!a.Has("--device")) return -1;
-  VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--device"), "--device"));
-  if (d < 0 || d > 1024) return UserError("--device " + std::to_string(d) + " is out of range (0..1024)");
-  return int(d);
-}
-
-Result<double> ParseDouble(const std::string& s, const std::string& what) {
-  try {
-    size_t pos = 0;
-    double v = std::stod(s, &pos);
-    if (pos != s.size()) throw std::invalid_argument(s);
-    return v;
-  } catch (const std::exception&) {
-    return UserError(what + ": '" + s + "' is not a number");
-  }
-}
-
-bool EndsWith(const std::string& s, const std::string& suf) {
-  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
-}
-
-// A graph from .vkqg or directly from the JSON authoring form; also returns the hash of the
-// file's bytes for the bundle.
-Result<ir::Graph> LoadGraph(const std::string& path, uint64_t* hash) {
-  if (EndsWith(path, ".json")) {
-    VKQC_ASSIGN_OR_RETURN(ir::Graph g, ImportJsonGraph(path));
-    if (hash) {
-      VKQC_ASSIGN_OR_RETURN(auto bytes, SerializeGraph(g));
-      *hash = Fnv1a64(bytes.data(), bytes.size());
-    }
-    return g;
-  }
-  VKQC_ASSIGN_OR_RETURN(auto bytes, ReadFileBytes(path));
-  if (hash) *hash = Fnv1a64(bytes->data(), bytes->size());
-  return ReadGraphBytes(bytes, path);
-}
 
 Result<CompileOptions> CompileOptionsFrom(const Args& a) {
   CompileOptions o;
@@ -264,7 +161,7 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
 Result<std::vector<uint8_t>> CompileFromArgs(const Args& a, const std::string& graph_path) {
   if (!a.Has("--target")) return UserError("--target NAME|PROFILE.json is required (see `vkqc profiles`)");
   uint64_t hash = 0;
-  VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(graph_path, &hash));
+  VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(graph_path, &hash, &a));
   VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(a.Get("--target")));
   VKQC_ASSIGN_OR_RETURN(CompileOptions o, CompileOptionsFrom(a));
   auto r = CompileGraph(g, p, o, hash);
@@ -274,18 +171,11 @@ Result<std::vector<uint8_t>> CompileFromArgs(const Args& a, const std::string& g
 
 // ---- commands -----------------------------------------------------------------------------
 
-Status CmdImport(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o"}));
-  if (a.pos.size() != 1 || !a.Has("-o")) return UserError("usage: vkqc import GRAPH.json -o MODEL.vkqg");
-  VKQC_ASSIGN_OR_RETURN(ir::Graph g, ImportJsonGraph(a.pos[0]));
-  VKQC_TRY(WriteGraphFile(g, a.Get("-o")));
-  std::printf("wrote %s (%zu tensors, %zu ops)\n", a.Get("-o").c_str(), g.tensors.size(), g.ops.size());
-  return {};
-}
 
 Status CmdCompile(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape"}));
+                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
+                          "--max-context", "--quantize", "--requantize"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
     return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
   VKQC_ASSIGN_OR_RETURN(auto bytes, CompileFromArgs(a, a.pos[0]));
@@ -388,8 +278,14 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 
 Status CmdInspect(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape"}));
-  if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL.vkqg --target T");
+                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
+                          "--max-context", "--quantize", "--requantize"}));
+  if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
+  if (!EndsWith(a.pos[0], ".vkqb")) {  // a model: its summary, then (with --target) the compiled plan
+    VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(a.pos[0], nullptr, &a));
+    PrintGraphSummary(g);
+    if (!a.Has("--target")) return {};
+  }
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
     for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
@@ -407,58 +303,6 @@ Status CmdInspect(const Args& a) {
   PrintBundle(b, bytes.size());
   return {};
 }
-
-// RAII for the runtime handles in the CLI.
-struct Runtime {
-  vkqc_context ctx = nullptr;
-  vkqc_model model = nullptr;
-  std::vector<std::string> validation;
-  ~Runtime() {
-    vkqc_model_destroy(model);
-    vkqc_context_destroy(ctx);
-  }
-  static void Log(void* user, vkqc_log_level level, const char* msg) {
-    auto* self = static_cast<Runtime*>(user);
-    if (level == VKQC_LOG_VALIDATION) {
-      self->validation.push_back(msg);
-      std::fprintf(stderr, "validation: %s\n", msg);
-    } else if (level >= VKQC_LOG_WARNING) {
-      std::fprintf(stderr, "vkqc: %s\n", msg);
-    }
-  }
-  Status Open(const Args& a, const std::string& bundle, bool poison) {
-    vkqc_context_options co;
-    vkqc_context_options_init(&co);
-    co.enable_validation = a.Has("--validation");
-    co.robust_buffer_access = a.Has("--robust-access");
-    co.log = &Runtime::Log;
-    co.log_user_data = this;
-    VKQC_ASSIGN_OR_RETURN(co.device_index, DeviceIndex(a));
-    if (vkqc_context_create(&co, &ctx) != VKQC_OK) return UserError(vkqc_last_error());
-    vkqc_model_options mo;
-    vkqc_model_options_init(&mo);
-    mo.poison_memory = poison;
-    if (vkqc_model_load_file(ctx, bundle.c_str(), &mo, &model) != VKQC_OK) return UserError(vkqc_last_error());
-    return {};
-  }
-  Result<uint32_t> Program(const Args& a) {
-    int64_t tokens = 0;
-    if (a.Has("--tokens")) {
-      VKQC_ASSIGN_OR_RETURN(tokens, ParseInt(a.Get("--tokens"), "--tokens"));
-      if (tokens < 1 || tokens > 0xFFFFFFFFll)
-        return UserError("--tokens " + std::to_string(tokens) + " is out of range (1..4294967295)");
-    }
-    uint32_t p = 0;
-    if (tokens == 0 && vkqc_model_program_count(model) > 1) {
-      std::string have;
-      for (uint32_t i = 0; i < vkqc_model_program_count(model); ++i)
-        have += (i ? "," : "") + std::to_string(vkqc_model_program_tokens(model, i));
-      return UserError("the bundle has several programs: pick one with --tokens (" + have + ")");
-    }
-    if (vkqc_model_find_program(model, uint32_t(tokens), &p) != VKQC_OK) return UserError(vkqc_last_error());
-    return p;
-  }
-};
 
 size_t ElemBytes(vkqc_dtype d) { return d == VKQC_F32 || d == VKQC_I32 ? 4 : d == VKQC_F16 ? 2 : 1; }
 const char* NpyDescr(vkqc_dtype d) {
@@ -852,51 +696,6 @@ Status CmdRun(const Args& a) {
   return {};
 }
 
-Status CmdGenerate(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--seed", "--eos",
-                          "--device", "--validation"}));
-  if (a.pos.size() != 1 || !a.Has("--prompt-ids"))
-    return UserError("usage: vkqc generate OUT.vkqb --prompt-ids ID[,ID...] [--max-new-tokens N]");
-  GenerateOptions o;
-  const std::string ids = a.Get("--prompt-ids");
-  size_t start = 0;
-  while (start <= ids.size()) {
-    const size_t comma = std::min(ids.find(',', start), ids.size());
-    VKQC_ASSIGN_OR_RETURN(int64_t id, ParseInt(ids.substr(start, comma - start), "--prompt-ids"));
-    if (id < 0 || id > INT32_MAX) return UserError("--prompt-ids: token id " + std::to_string(id) + " is out of range");
-    o.prompt.push_back(int32_t(id));
-    start = comma + 1;
-  }
-  if (a.Has("--max-new-tokens")) {
-    VKQC_ASSIGN_OR_RETURN(o.max_new_tokens, ParseInt(a.Get("--max-new-tokens"), "--max-new-tokens"));
-  }
-  if (a.Has("--temperature")) {
-    VKQC_ASSIGN_OR_RETURN(o.temperature, ParseDouble(a.Get("--temperature"), "--temperature"));
-  }
-  if (a.Has("--top-k")) {
-    VKQC_ASSIGN_OR_RETURN(o.top_k, ParseInt(a.Get("--top-k"), "--top-k"));
-  }
-  if (a.Has("--top-p")) {
-    VKQC_ASSIGN_OR_RETURN(o.top_p, ParseDouble(a.Get("--top-p"), "--top-p"));
-  }
-  if (a.Has("--eos")) {
-    VKQC_ASSIGN_OR_RETURN(o.eos, ParseInt(a.Get("--eos"), "--eos"));
-  }
-  if (a.Has("--seed")) {
-    VKQC_ASSIGN_OR_RETURN(int64_t s, ParseInt(a.Get("--seed"), "--seed"));
-    o.seed = uint64_t(s);
-  }
-  if (o.temperature < 0 || !std::isfinite(o.temperature)) return UserError("--temperature must be >= 0");
-  if (o.top_k < 0) return UserError("--top-k must be >= 0 (0: all tokens)");
-  if (!(o.top_p > 0 && o.top_p <= 1)) return UserError("--top-p must be in (0, 1]");
-  Runtime rt;
-  VKQC_TRY(rt.Open(a, a.pos[0], false));
-  VKQC_ASSIGN_OR_RETURN(GenerateResult r, Generate(rt.model, o));
-  (void)r;
-  if (!rt.validation.empty())
-    return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
-  return {};
-}
 
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",

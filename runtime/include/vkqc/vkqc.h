@@ -155,6 +155,12 @@ vkqc_status vkqc_model_run(vkqc_model model, uint32_t program);
  * compiled sizes over the prompt, then the tokens=1 program once per new token, feeding back the
  * previous token (README: "A generation loop in C"). */
 uint32_t vkqc_model_max_context(vkqc_model model);  /* positions the state holds; 0: stateless */
+
+/* An opaque entry the compiler carried from the graph into the bundle (e.g. "tokenizer": the
+ * serialized tokenizer of an imported GGUF model; "description": one line of text about the
+ * model). *data points into the model's copy of the bundle and lives until vkqc_model_destroy.
+ * VKQC_ERROR_INVALID_ARGUMENT when the bundle has no such entry. */
+vkqc_status vkqc_model_metadata(vkqc_model model, const char* key, const void** out_data, size_t* out_size);
 uint32_t vkqc_model_position(vkqc_model model);
 /* The index of a program's runtime-owned position input, or -1 (stateless). */
 int32_t vkqc_model_position_input(vkqc_model model, uint32_t program);

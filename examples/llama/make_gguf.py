@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Writes a tiny Llama model as a GGUF file (llama.cpp's format, version 3) with a SentencePiece-style
+tokenizer, and beside it the same model as make_example.py's directory (config.json +
+weights.safetensors) for the independent numpy decoder tests/e2e/llama_reference.py.
+
+usage: make_gguf.py OUT_DIR [--seed S] [--float-weights f16|bf16|f32] [--broken KIND]
+  OUT_DIR/model.gguf     token_embd Q4_0, attention/MLP projections Q4_0 (Q and K rows permuted per
+                         head the way llama.cpp's converter stores them), output Q8_0 (one scale per
+                         row), norms F32; tokenizer.ggml.* (model "llama": 512 pieces with scores,
+                         byte fallback tokens <0x00>..<0xFF>, <unk>/<s>/</s>)
+  OUT_DIR/ref/           make_example.py --config tiny --embedding int4 with every scale rounded to
+                         fp16 (what Q4_0/Q8_0 store), so both describe the same function
+  OUT_DIR/spm.py-able vocabulary in OUT_DIR/vocab.json (pieces and scores) for an independent encoder
+
+--float-weights writes the projections as float (the dequantized values; importing them needs
+--quantize). --broken writes a file the importer must refuse with a clear error (tests/e2e/gguf.sh):
+arch (architecture "gpt2"), missing-key (no llama.block_count), shape (attn_k rows doubled in the
+metadata's eyes), no-merges (a gpt2 tokenizer without merges), truncated (the last tensor cut).
+
+Written from the GGUF specification (header, typed key/values, tensor infos, aligned data) and the
+Q4_0 / Q8_0 block layouts: Q4_0 = fp16 d + 16 bytes, element j < 16 in the low nibble of byte j and
+element j + 16 in its high nibble, value d * (nibble - 8); Q8_0 = fp16 d + 32 int8, value d * q.
+"""
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GROUP = 32
+
+# GGUF value types
+U32, I32, F32, BOOL, STRING, ARRAY, U64 = 4, 5, 6, 7, 8, 9, 10
+# ggml types
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_BF16 = 0, 1, 2, 8, 30
+BROKEN = ["arch", "missing-key", "shape", "no-merges", "truncated"]
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    dt = {"F32": np.float32, "I8": np.int8, "U8": np.uint8}
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        out[name] = np.frombuffer(data[b:end], dtype=dt[e["dtype"]]).reshape(e["shape"]).copy()
+    return header, out
+
+
+def write_safetensors(path, header, tensors):
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        raw = bytearray(f.read())
+    hdr = raw[:n]
+    body = raw[n:]
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        b, end = e["data_offsets"]
+        body[b:end] = tensors[name].tobytes()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", n) + bytes(hdr) + bytes(body))
+
+
+def unpack_int4(packed, n, k):
+    """[n, k/2] bytes, low nibble first, two's complement -> int8 [n, k]."""
+    lo = (packed & 0xF).astype(np.int8)
+    hi = (packed >> 4).astype(np.int8)
+    q = np.empty((n, k), dtype=np.int8)
+    q[:, 0::2] = lo
+    q[:, 1::2] = hi
+    return np.where(q >= 8, q - 16, q).astype(np.int8)
+
+
+def q4_0(q, scales):
+    """int8 values in [-8, 7] [n, k] and f16-exact scales [n, k/32] -> Q4_0 bytes."""
+    n, k = q.shape
+    out = bytearray()
+    for r in range(n):
+        for g in range(k // GROUP):
+            blk = q[r, g * GROUP:(g + 1) * GROUP].astype(np.int32) + 8
+            out += np.float16(scales[r, g]).tobytes()
+            out += bytes(int(blk[j]) | (int(blk[j + 16]) << 4) for j in range(16))
+    return bytes(out)
+
+
+def q8_0(q, row_scales):
+    """int8 [n, k] with one f16-exact scale per row -> Q8_0 bytes (every block of a row shares it)."""
+    n, k = q.shape
+    out = bytearray()
+    for r in range(n):
+        d = np.float16(row_scales[r]).tobytes()
+        for g in range(k // GROUP):
+            out += d + q[r, g * GROUP:(g + 1) * GROUP].astype(np.int8).tobytes()
+    return bytes(out)
+
+
+def permute_rows(x, heads, d):
+    """HF rotate-half row order -> llama.cpp's interleaved order, per head: new[2i] = old[i],
+    new[2i + 1] = old[i + d/2]."""
+    idx = []
+    for h in range(heads):
+        for i in range(d // 2):
+            idx += [h * d + i, h * d + i + d // 2]
+    return x[idx]
+
+
+def vocabulary(size):
+    """A SentencePiece-style vocabulary: <unk> <s> </s>, 256 byte tokens, then pieces with descending
+    scores: single characters, then every prefix of a word list (so BPE can build each word)."""
+    pieces = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [2, 3, 3] + [6] * 256
+    words = ["the", "capital", "of", "France", "is", "Paris", "and", "a", "to", "in", "that", "it", "was", "for",
+             "on", "are", "with", "as", "his", "they", "be", "at", "one", "have", "this", "from", "or", "had", "by",
+             "hot", "word", "but", "what", "some", "we", "can", "out", "other", "were", "all", "there", "when", "up",
+             "use", "your", "how", "said", "an", "each", "she", "which", "do", "their", "time", "if", "will", "way",
+             "about", "many", "then", "them", "write", "would", "like", "so", "these", "her", "long", "make",
+             "thing", "see", "him", "two", "has", "look", "more", "day", "could", "go", "come", "did", "number",
+             "sound", "no", "most", "people", "my", "over", "know", "water", "than", "call", "first", "who"]
+    seen = set(pieces)
+    learned = []
+    for ch in "▁etaoinshrdlcumwfgypbvkjxqzETAOINSHRDLCUMWFGYPBVKJXQZ0123456789.,!?'":
+        learned.append(ch)
+    for w in words:
+        s = "▁" + w
+        for i in range(2, len(s) + 1):
+            learned.append(s[:i])
+    for p in learned:
+        if p not in seen and len(pieces) < size:
+            seen.add(p)
+            pieces.append(p)
+            types.append(1)
+    scores = [0.0] * 259 + [-float(i) for i in range(len(pieces) - 259)]
+    while len(pieces) < size:  # unused filler
+        pieces.append(f"<unused{len(pieces)}>")
+        types.append(5)
+        scores.append(-1e9)
+    return pieces, scores, types
+
+
+class Writer:
+    def __init__(self):
+        self.kv = []
+        self.tensors = []
+
+    def string(self, s):
+        b = s.encode("utf-8")
+        return struct.pack("<Q", len(b)) + b
+
+    def add(self, key, vtype, value):
+        body = struct.pack("<I", vtype)
+        if vtype == STRING:
+            body += self.string(value)
+        elif vtype == ARRAY:
+            etype, items = value
+            body += struct.pack("<IQ", etype, len(items))
+            for it in items:
+                body += self.string(it) if etype == STRING else struct.pack({F32: "<f", I32: "<i", U32: "<I"}[etype], it)
+        else:
+            body += struct.pack({U32: "<I", I32: "<i", F32: "<f", BOOL: "<?", U64: "<Q"}[vtype], value)
+        self.kv.append(self.string(key) + body)
+
+    def tensor(self, name, dims, ggml_type, data):
+        self.tensors.append((name, dims, ggml_type, data))
+
+    def write(self, path, alignment=32):
+        out = bytearray(b"GGUF" + struct.pack("<IQQ", 3, len(self.tensors), len(self.kv)))
+        for kv in self.kv:
+            out += kv
+        offset = 0
+        offsets = []
+        for name, dims, t, data in self.tensors:
+            offsets.append(offset)
+            out += self.string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+            out += struct.pack("<IQ", t, offset)
+            offset += (len(data) + alignment - 1) // alignment * alignment
+        out += b"\0" * ((alignment - len(out) % alignment) % alignment)
+        for (name, dims, t, data), off in zip(self.tensors, offsets):
+            out += data + b"\0" * ((alignment - len(data) % alignment) % alignment)
+        with open(path, "wb") as f:
+            f.write(out)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--float-weights", choices=["f16", "bf16", "f32"])
+    ap.add_argument("--broken", choices=BROKEN)
+    a = ap.parse_args(argv)
+    ref = os.path.join(a.out_dir, "ref")
+    subprocess.run([sys.executable, os.path.join(HERE, "make_example.py"), ref, "--config", "tiny", "--embedding",
+                    "int4", "--seed", str(a.seed)], check=True, stdout=subprocess.DEVNULL)
+    cfg = json.load(open(os.path.join(ref, "config.json")))
+    st_path = os.path.join(ref, "weights.safetensors")
+    header, t = read_safetensors(st_path)
+    for name in t:  # every scale to the nearest fp16: what Q4_0 / Q8_0 hold
+        if name.endswith("_scale"):
+            t[name] = t[name].astype(np.float16).astype(np.float32)
+    write_safetensors(st_path, header, t)
+
+    L, C, Hq, Hkv, D = cfg["num_layers"], cfg["hidden_size"], cfg["num_heads"], cfg["num_kv_heads"], cfg["head_dim"]
+    F, V = cfg["intermediate_size"], cfg["vocab_size"]
+    w = Writer()
+    w.add("general.architecture", STRING, "gpt2" if a.broken == "arch" else "llama")
+    w.add("general.name", STRING, "vkqc tiny llama (synthetic weights)")
+    w.add("general.alignment", U32, 32)
+    if a.broken != "missing-key":
+        w.add("llama.block_count", U32, L)
+    w.add("llama.context_length", U32, cfg["max_context"])
+    w.add("llama.embedding_length", U32, C)
+    w.add("llama.feed_forward_length", U32, F)
+    w.add("llama.attention.head_count", U32, Hq)
+    w.add("llama.attention.head_count_kv", U32, Hkv // 2 if a.broken == "shape" else Hkv)
+    w.add("llama.rope.freq_base", F32, cfg["rope_theta"])
+    w.add("llama.rope.dimension_count", U32, D)
+    w.add("llama.attention.layer_norm_rms_epsilon", F32, cfg["rms_eps"])
+    pieces, scores, types = vocabulary(V)
+    w.add("tokenizer.ggml.model", STRING, "gpt2" if a.broken == "no-merges" else "llama")
+    w.add("tokenizer.ggml.tokens", ARRAY, (STRING, pieces))
+    w.add("tokenizer.ggml.scores", ARRAY, (F32, scores))
+    w.add("tokenizer.ggml.token_type", ARRAY, (I32, types))
+    w.add("tokenizer.ggml.bos_token_id", U32, 1)
+    w.add("tokenizer.ggml.eos_token_id", U32, 2)
+    w.add("tokenizer.ggml.unknown_token_id", U32, 0)
+    w.add("tokenizer.ggml.add_bos_token", BOOL, True)
+    w.add("tokenizer.chat_template", STRING,
+          "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+          "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+    def int4(name, n, k, permute_heads=0):
+        q = unpack_int4(t[name], n, k)
+        s = t[name + "_scale"].reshape(n, k // GROUP)
+        if permute_heads:
+            q, s = permute_rows(q, permute_heads, D), permute_rows(s, permute_heads, D)
+        return q4_0(q, s)
+
+    def proj(name, n, k, permute_heads=0):
+        """A projection: Q4_0, or (--float-weights) its dequantized values as float."""
+        if not a.float_weights:
+            return GGML_Q4_0, int4(name, n, k, permute_heads)
+        q = unpack_int4(t[name], n, k).astype(np.float32)
+        s = np.repeat(t[name + "_scale"].reshape(n, k // GROUP), GROUP, axis=1)
+        v = q * s
+        if permute_heads:
+            v = permute_rows(v, permute_heads, D)
+        if a.float_weights == "f32":
+            return GGML_F32, v.astype(np.float32).tobytes()
+        if a.float_weights == "f16":
+            return GGML_F16, v.astype(np.float16).tobytes()
+        bits = v.astype(np.float32).view(np.uint32)
+        return GGML_BF16, ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16).tobytes()
+
+    w.tensor("token_embd.weight", [C, V], GGML_Q4_0, int4("model.embed_tokens.weight", V, C))
+    names = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output",
+             "gate_proj": "ffn_gate", "up_proj": "ffn_up", "down_proj": "ffn_down"}
+    shapes = {"q_proj": (Hq * D, C), "k_proj": (Hkv * D, C), "v_proj": (Hkv * D, C), "o_proj": (C, Hq * D),
+              "gate_proj": (F, C), "up_proj": (F, C), "down_proj": (C, F)}
+    for l in range(L):
+        p = f"model.layers.{l}."
+        w.tensor(f"blk.{l}.attn_norm.weight", [C], GGML_F32, t[p + "input_layernorm.weight"].tobytes())
+        w.tensor(f"blk.{l}.ffn_norm.weight", [C], GGML_F32, t[p + "post_attention_layernorm.weight"].tobytes())
+        for hf, gg in names.items():
+            n, k = shapes[hf]
+            block = "self_attn" if hf.endswith(("q_proj", "k_proj", "v_proj", "o_proj")) else "mlp"
+            heads = Hq if hf == "q_proj" else Hkv if hf == "k_proj" else 0
+            gtype, data = proj(f"{p}{block}.{hf}.weight", n, k, heads)
+            w.tensor(f"blk.{l}.{gg}.weight", [k, n], gtype, data)
+    w.tensor("output_norm.weight", [C], GGML_F32, t["model.norm.weight"].tobytes())
+    w.tensor("output.weight", [C, V], GGML_Q8_0, q8_0(t["lm_head.weight"], t["lm_head.weight_scale"]))
+    path = os.path.join(a.out_dir, "model.gguf")
+    w.write(path)
+    if a.broken == "truncated":
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) - 1000)
+    with open(os.path.join(a.out_dir, "vocab.json"), "w") as f:
+        json.dump({"pieces": pieces, "scores": scores, "types": types}, f)
+    print(f"wrote {os.path.join(a.out_dir, 'model.gguf')} ({os.path.getsize(os.path.join(a.out_dir, 'model.gguf'))} "
+          f"bytes) and the same model in {ref}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
