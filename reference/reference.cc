@@ -56,8 +56,8 @@ DecodedWeights DecodeWeights(const ir::Tensor& t) {
   const ir::Quant& q = *t.quant;
   const uint8_t* data = t.data->data();
   d.w.resize(size_t(d.n * d.k));
-  if (q.scheme == ir::Scheme::Q8CSW) {
-    d.group_size = d.k;
+  if (q.scheme == ir::Scheme::Q8CSW || q.scheme == ir::Scheme::Q8GSW) {
+    d.group_size = q.scheme == ir::Scheme::Q8GSW ? q.group_size : d.k;
     for (int64_t i = 0; i < d.n * d.k; ++i) d.w[i] = int8_t(data[i]);
   } else {
     d.group_size = q.group_size;

@@ -1,7 +1,7 @@
 #version 450
 // Embedding gather: y[t][c] = row ids[t] of the table, dequantized; an id outside [0, V) gives
 // zeros. Table region (words): VKQC_EMB_F32 floats [V][C]; VKQC_EMB_I8 bytes [V][C] (row-major,
-// 4 per word) then f32 scales [V] at SCALE_OFF; VKQC_EMB_I4 nibbles [V][C] (two per byte, low
+// 4 per word) then f32 scales [V] (q8csw) or [V][C/G] (q8gsw) at SCALE_OFF; VKQC_EMB_I4 nibbles [V][C] (two per byte, low
 // nibble first, two's complement) then f32 scales [V][C/G] at SCALE_OFF.
 #include "common.glslh"
 
@@ -30,7 +30,7 @@ void main() {
   y[g] = uintBitsToFloat(table[e]);
 #elif defined(VKQC_EMB_I8)
   const int q = bitfieldExtract(int(table[e >> 2]), int((e & 3u) * 8u), 8);
-  y[g] = uintBitsToFloat(table[SCALE_OFF + uint(id)]) * float(q);
+  y[g] = uintBitsToFloat(table[SCALE_OFF + uint(id) * (C / G) + c / G]) * float(q);  // q8csw: G = C
 #else
   const int q = bitfieldExtract(int(table[e >> 3]), int((e & 7u) * 4u), 4);
   y[g] = uintBitsToFloat(table[SCALE_OFF + uint(id) * (C / G) + c / G]) * float(q);

@@ -16,7 +16,7 @@
 //                A = xq, B = w - zp_w as int8, int32 accumulation (DESIGN 4, exact).
 //                q8csw: one int32 accumulator over K; the epilogue applies
 //                (acc - zp_x * wsum[n]) * s_w[n] * s_x[m] exactly as linear_gemm.comp.
-//                int4 (GS a multiple of LK): one int32 accumulator per group, folded into fp32
+//                int4 and q8gsw (GS a multiple of LK): one int32 accumulator per group, folded into fp32
 //                at the group's end as (acc - zp_x * sum_g(w - zp_w)) * s_w[n][g]; both terms
 //                are integers below 2^24, so the subtraction is exact before the one rounding.
 //   otherwise    x is fp16 rows (convert_f16.comp, once per layer): A = fp16(x),
@@ -91,8 +91,12 @@ shared int sZx[BM];                  // activation zero point of each row of the
 layout(std430, binding = 0) readonly buffer XH { uvec4 xh4[]; };
 #endif
 
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
-// B units are 32-value chunks of one channel (4 int4 words in, 8 int8 words out).
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
+int sum_i8x4(uint w) {
+  return bitfieldExtract(int(w), 0, 8) + bitfieldExtract(int(w), 8, 8) + bitfieldExtract(int(w), 16, 8) +
+         bitfieldExtract(int(w), 24, 8);
+}
+// B units are 32-value chunks of one channel (int4: 4 words in, 8 int8 words out; q8gsw: 8 words).
 const uint CPS = BK / 32u;           // chunks per step
 const uint B_UNITS = BN * CPS;
 const uint BW = 2u;                  // shared uvec4 per unit
@@ -119,7 +123,7 @@ uvec4 load_a(uint m0, uint u, uint k0) {
 #endif
 }
 
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
 // Chunk (u % CPS) of channel n0 + u / CPS: its 32 weights as (w - zp) int8 words, their sum and
 // the group's scale. K is a multiple of 32 here, so a chunk is either inside K or beyond it.
 void load_b(uint n0, uint u, uint k0, out uvec4 lo, out uvec4 hi, out int ws, out float sc) {
@@ -129,6 +133,15 @@ void load_b(uint n0, uint u, uint k0, out uvec4 lo, out uvec4 hi, out int ws, ou
   ws = 0;
   sc = 0.0;
   if (n >= N || k >= K) return;
+#ifdef VKQC_W8G
+  // q8gsw: 32 int8 values as they are stored (8 words), their sum, and the group's scale.
+  lo = cw4[(n * KW + k / 4u) >> 2];
+  hi = cw4[(n * KW + k / 4u + 4u) >> 2];
+  ws = 0;
+  for (uint j = 0u; j < 4u; ++j) ws += sum_i8x4(lo[j]) + sum_i8x4(hi[j]);
+  sc = weight_scale(n, k / GS);
+  return;
+#endif
   const uvec4 q = cw4[(n * KW + k / 8u) >> 2];
   const uint g = k / GS, zp = weight_zp(n, g);
   const uvec4 l4 = q & 0x0F0F0F0Fu, h4 = (q >> 4) & 0x0F0F0F0Fu;
@@ -158,7 +171,7 @@ uvec4 load_b(uint n0, uint u, uint k0) {
   const vec4 a = unpack_i8x4(nibbles_minus_zp(q & 0x0F0F0F0Fu, zp)) * s;
   const vec4 b = unpack_i8x4(nibbles_minus_zp((q >> 4) & 0x0F0F0F0Fu, zp)) * s;
 #else
-  const float s = weight_scale(n, 0u);
+  const float s = weight_scale(n, k / GS);  // q8csw: one scale per channel; q8gsw: 8 values in one group
   const vec4 a = unpack_i8x4(CWORD(n * KW + k / 4u)) * s;
   const vec4 b = unpack_i8x4(CWORD(n * KW + k / 4u + 1u)) * s;  // inside KW: K4P is even
 #endif
@@ -170,7 +183,7 @@ uvec4 load_b(uint n0, uint u, uint k0) {
 // ---- epilogue -----------------------------------------------------------------------------
 // The float output value of accumulator bits `bits` at output (m, n), before bias and relu.
 float output_value(uint bits, uint m, uint n, uint r) {
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
   return uintBitsToFloat(bits) * act_scale(m);  // folded per group already
 #elif defined(VKQC_CM_INT)
   // Exact in int32: acc - zp_x * sum(w); cast before scaling (as linear_gemm.comp).
@@ -196,7 +209,7 @@ void main() {
   C_T acc[TM][TN];
   [[unroll]] for (uint i = 0u; i < TM; ++i)
     [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = C_T(0);
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
   F_T accf[TM][TN];
   [[unroll]] for (uint i = 0u; i < TM; ++i)
     [[unroll]] for (uint j = 0u; j < TN; ++j) accf[i][j] = F_T(0.0);
@@ -211,13 +224,13 @@ void main() {
 
   uvec4 ra[A_PT];
   uvec4 rb[B_PT * BW];
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
   int rws[B_PT];
   float rsc[B_PT];
 #endif
 
   // Prefetch of the step at K value k0.
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
 #define PREFETCH(k0)                                                                              \
   [[unroll]] for (uint i = 0u; i < A_PT; ++i) {                                                   \
     const uint u = tid + i * NT;                                                                  \
@@ -249,7 +262,7 @@ void main() {
     [[unroll]] for (uint i = 0u; i < B_PT; ++i) {
       const uint u = tid + i * NT;
       if (u >= B_UNITS) continue;
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
       const uint r = u / CPS, ch = u % CPS;
       sAB[BOFF + r * SAS4 + ch * 2u] = rb[2u * i];
       sAB[BOFF + r * SAS4 + ch * 2u + 1u] = rb[2u * i + 1u];
@@ -274,7 +287,7 @@ void main() {
         coopMatLoadNV(b, sAB, BOFF + (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
         [[unroll]] for (uint i = 0u; i < TM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
       }
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
       // End of a group: fold its int32 accumulators into fp32 (LK == 32: one chunk per MulAdd).
       const uint kend = k0 + (s + 1u) * LK;
       if (kend % GS == 0u && kend <= K) {
@@ -302,7 +315,7 @@ void main() {
   barrier();
   [[unroll]] for (uint i = 0u; i < TM; ++i)
     [[unroll]] for (uint j = 0u; j < TN; ++j) {
-#if defined(VKQC_CM_INT) && defined(VKQC_W4)
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
       coopMatStoreNV(accf[i][j], sAB, obase, LN / 4u, false);
 #else
       coopMatStoreNV(acc[i][j], sAB, obase, LN / 4u, false);

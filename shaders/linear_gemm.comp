@@ -3,8 +3,8 @@
 // A workgroup of TX x TY threads computes a BM x BN block (BM = TY*RM, BN = TX*RN); thread
 // (tx,ty) owns rows ty + i*TY and the RN consecutive columns tx*RN + j (so an int8 output row
 // segment is one word). K advances BK4 packed words (4*BK4 values) per step; weights are
-// decoded to int8 words (w - zp) into shared memory as they are loaded. Int4 layers fold their
-// int32 group accumulators into fp32 at every group boundary.
+// decoded to int8 words (w - zp) into shared memory as they are loaded. Grouped layers (int4,
+// q8gsw) fold their int32 group accumulators into fp32 at every group boundary.
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 #include "linear_common.glslh"
 
@@ -19,7 +19,7 @@ const uint BN = TX * RN;
 const uint NT = TX * TY;
 const uint SBK = BK4 + 1u;  // padded row stride of sA (bank conflicts)
 const uint SBK4 = BK4 / 4u + 1u;  // int-dot sA: padded row stride in uvec4 (BK4 is a multiple of 8)
-#ifdef VKQC_W4
+#ifdef VKQC_WG
 const uint K4 = K / 4u;     // real activation words; int4 padding words are masked
 #else
 const uint K4 = K4P;        // q8 padding bytes are zero weights
@@ -33,7 +33,7 @@ shared uvec4 sA4[BM * SBK4];
 shared vec4 sA[BM * SBK];
 #endif
 shared uvec4 sB[BK4 * (BN / 4u)];  // [k word][4 columns]: int8 words (w - zp)
-#ifdef VKQC_W4
+#ifdef VKQC_WG
 // Scales of the groups that end at word c of this K step ([c][column]; other rows unused),
 // loaded with the tile so the fold in the inner loop reads shared memory, not global.
 shared float sS[BK4 * BN];
@@ -86,7 +86,7 @@ void main() {
       const uint w = (n < N && k4 + c < K4) ? weight_word(n, k4 + c) : 0u;
       sB[c * (BN / 4u) + r / 4u][r % 4u] = w;
     }
-#ifdef VKQC_W4
+#ifdef VKQC_WG
     for (uint i = tid; i < BN * BK4; i += NT) {
       const uint c = i / BN, col = i % BN, kg = k4 + c, n = n0 + col;
       if (((kg + 1u) * 4u) % GS == 0u && kg < K4) sS[i] = n < N ? weight_scale(n, (kg * 4u) / GS) : 0.0;
@@ -102,7 +102,7 @@ void main() {
         const uint c = 4u * c4 + q;
         const uvec4 b = sB[c * (BN / 4u) + tx];
 #ifdef VKQC_INT_DOT
-#ifdef VKQC_W4
+#ifdef VKQC_WG
         wsum += ivec4(SDOT(b.x, 0x01010101u), SDOT(b.y, 0x01010101u), SDOT(b.z, 0x01010101u),
                       SDOT(b.w, 0x01010101u));
 #endif
@@ -117,7 +117,7 @@ void main() {
           accd[i] += vec4(dot(a, w0), dot(a, w1), dot(a, w2), dot(a, w3));
         }
 #endif
-#ifdef VKQC_W4
+#ifdef VKQC_WG
         const uint kg = k4 + c;  // global activation word
         if (((kg + 1u) * 4u) % GS == 0u && kg < K4) {
           vec4 s;
@@ -141,7 +141,7 @@ void main() {
     barrier();
   }
 
-#ifndef VKQC_W4
+#ifndef VKQC_WG
   // q8csw: one group per channel, folded once.
   vec4 s;
   ivec4 wsi;

@@ -14,6 +14,8 @@
 // Other int4 layers fold int32 partial sums into fp32 once per 8-value word.
 // Float x int8 with K a multiple of 16: one unit of 16 activations loaded as 4 vec4 per row and
 // shared by the NR channels; the weight bytes become floats by exponent-bit arithmetic.
+// q8gsw (groups a multiple of 32, so each 16-value unit lies in one group): int8 x int8 folds
+// (sum x w - zx sum w) into fp32 per unit with the group's scale; float x int8 scales per unit.
 #define VKQC_VEC4
 layout(local_size_x_id = 0) in;
 #include "linear_common.glslh"
@@ -34,7 +36,7 @@ const uint K8 = K / 8u;             // real int4 words per channel
 #endif
 const uint ONES = 0x01010101u;
 
-#if defined(VKQC_INT_DOT) && !defined(VKQC_W4)
+#if defined(VKQC_INT_DOT) && !defined(VKQC_WG)
 #define ACC_T int
 #else
 #define ACC_T float
@@ -112,7 +114,40 @@ void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase) {
 }
 #endif
 
-#if defined(VKQC_INT_DOT) && !defined(VKQC_W4)
+#if defined(VKQC_INT_DOT) && defined(VKQC_W8G)
+// Int8 x int8 with a scale per group: exact int32 per 16-value unit, one fp32 fold per unit.
+void loop_int8_dot_groups(uint t, uint n0, uint mbase) {
+  const uint UR = K / 16u;  // K is a multiple of GS, hence of 32: every unit is real
+  for (uint c0 = t; c0 < UR; c0 += T * UNR) {
+    uvec4 wv[UNR * NR];
+    float sw[UNR * NR];
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = min(c0 + u * T, UR - 1u);  // clamped: loaded, never used
+      const uint g = (c * 16u) / GS;
+      for (uint r = 0u; r < NR; ++r) {
+        const uint n = min(n0 + r, N - 1u);
+        wv[u * NR + r] = weight_unit(n, c);
+        sw[u * NR + r] = weight_scale(n, g);
+      }
+    }
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = c0 + u * T;
+      if (c >= UR) break;
+      for (uint mi = 0u; mi < MB; ++mi) {
+        const uvec4 xv = xq4[min(mbase + mi, M - 1u) * (K4P / 4u) + c];
+        for (uint r = 0u; r < NR; ++r) {
+          const uvec4 w = wv[u * NR + r];
+          const int p = SDOT(xv.x, w.x) + SDOT(xv.y, w.y) + SDOT(xv.z, w.z) + SDOT(xv.w, w.w);
+          const int ws = SDOT(w.x, ONES) + SDOT(w.y, ONES) + SDOT(w.z, ONES) + SDOT(w.w, ONES);
+          acc[mi * NR + r] += float(p - zx[mi] * ws) * sw[u * NR + r];
+        }
+      }
+    }
+  }
+}
+#endif
+
+#if defined(VKQC_INT_DOT) && !defined(VKQC_WG)
 // Int8 x int8: int32 accumulation over the whole row, zero point applied in the epilogue.
 void loop_int8_dot(uint t, uint n0, uint mbase) {
   for (uint c0 = t; c0 < UNITS; c0 += T * UNR) {
@@ -179,7 +214,7 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
 #endif
 
 #if !defined(VKQC_INT_DOT) && !defined(VKQC_X_Q8) && !defined(VKQC_W4)
-// Float x int8, K a multiple of 16 (each row of x starts on a vec4 and every unit is real): the 16
+// Float x int8 (q8csw; q8gsw scaled per unit), K a multiple of 16 (each row of x starts on a vec4 and every unit is real): the 16
 // activations of a unit are loaded once per row as 4 vec4 and shared by the NR channels; UNR x NR
 // weight units are in flight per thread.
 void loop_float_int8_units(uint t, uint n0, uint mbase) {
@@ -198,7 +233,12 @@ void loop_float_int8_units(uint t, uint n0, uint mbase) {
         const vec4 x0 = x4[xi], x1 = x4[xi + 1u], x2 = x4[xi + 2u], x3 = x4[xi + 3u];
         for (uint r = 0u; r < NR; ++r) {
           const uvec4 w = wv[u * NR + r];
-          acc[mi * NR + r] += dot(x0, bytes_f(w.x)) + dot(x1, bytes_f(w.y)) + dot(x2, bytes_f(w.z)) + dot(x3, bytes_f(w.w));
+#ifdef VKQC_W8G
+          const float s = weight_scale(min(n0 + r, N - 1u), (c * 16u) / GS);
+#else
+          const float s = 1.0;
+#endif
+          acc[mi * NR + r] += (dot(x0, bytes_f(w.x)) + dot(x1, bytes_f(w.y)) + dot(x2, bytes_f(w.z)) + dot(x3, bytes_f(w.w))) * s;
         }
       }
     }
@@ -206,7 +246,7 @@ void loop_float_int8_units(uint t, uint n0, uint mbase) {
 }
 #endif
 
-#if !(defined(VKQC_INT_DOT) && !defined(VKQC_W4))
+#if !defined(VKQC_INT_DOT) || defined(VKQC_W4)
 // Float activations (dequant variants), and int4 x int8 with groups shorter than 32.
 void loop_general(uint t, uint n0, uint mbase) {
   for (uint c = t; c < UNITS; c += T) {
@@ -260,11 +300,16 @@ void loop_general(uint t, uint n0, uint mbase) {
       }
 #endif
 #else
+#ifdef VKQC_W8G
+      const float s = weight_scale(n, (c * 16u) / GS);  // a 16-value unit lies in one group
+#else
+      const float s = 1.0;
+#endif
       for (uint mi = 0u; mi < MB; ++mi) {
         const uint m = mbase + mi;
         if (m >= M) break;
-        acc[mi * NR + r] += dot(x_vec(m, 4u * c), unpack_i8x4(wv.x)) + dot(x_vec(m, 4u * c + 1u), unpack_i8x4(wv.y)) +
-                            dot(x_vec(m, 4u * c + 2u), unpack_i8x4(wv.z)) + dot(x_vec(m, 4u * c + 3u), unpack_i8x4(wv.w));
+        acc[mi * NR + r] += (dot(x_vec(m, 4u * c), unpack_i8x4(wv.x)) + dot(x_vec(m, 4u * c + 1u), unpack_i8x4(wv.y)) +
+                             dot(x_vec(m, 4u * c + 2u), unpack_i8x4(wv.z)) + dot(x_vec(m, 4u * c + 3u), unpack_i8x4(wv.w))) * s;
       }
 #endif
     }
@@ -290,6 +335,8 @@ void main() {
   } else {
     loop_general(t, n0, mbase);
   }
+#elif defined(VKQC_INT_DOT) && defined(VKQC_W8G)
+  loop_int8_dot_groups(t, n0, mbase);
 #elif defined(VKQC_INT_DOT)
   loop_int8_dot(t, n0, mbase);
 #elif !defined(VKQC_X_Q8) && defined(VKQC_W4)
@@ -334,11 +381,11 @@ void main() {
 #endif
     const uint n = n0 + t;
     if (t < NR && m < M && n < N) {
-#if defined(VKQC_INT_DOT) && !defined(VKQC_W4)
+#if defined(VKQC_INT_DOT) && !defined(VKQC_WG)
       const float v = float(total - zx[mi] * int(CWORD(WSUM_OFF + n))) * (act_scale(m) * weight_scale(n, 0u));
 #elif defined(VKQC_INT_DOT)
       const float v = total * act_scale(m);
-#elif defined(VKQC_W4)
+#elif defined(VKQC_WG)
       const float v = total;
 #else
       const float v = total * weight_scale(n, 0u);

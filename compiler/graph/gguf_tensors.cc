@@ -203,25 +203,27 @@ ConvertedWeight ConvertExact(const File& f, const TensorInfo& t, std::string* wh
     return w;
   }
   if (t.type == Type::Q8_0) {
+    // Rows whose blocks share one scale are q8csw (one scale per row, the int8 GEMV's fast path);
+    // otherwise q8gsw with groups of 32.
     const uint64_t blocks = k / 32;
-    for (uint64_t r = 0; r < n; ++r)
-      for (uint64_t b = 1; b < blocks; ++b)
-        if (U16(p + (r * blocks + b) * 34) != U16(p + r * blocks * 34)) {
-          *why = "Q8_0 with a scale per block of 32 (row " + std::to_string(r) + " has several) needs a grouped "
-                 "int8 scheme this version does not have yet (rows sharing one scale convert exactly to q8csw)";
-          return {};
-        }
-    w.scheme = "q8csw";
+    bool uniform = true;
+    for (uint64_t r = 0; r < n && uniform; ++r)
+      for (uint64_t b = 1; b < blocks && uniform; ++b) uniform = U16(p + (r * blocks + b) * 34) == U16(p + r * blocks * 34);
+    w.scheme = uniform ? "q8csw" : "q8gsw";
+    w.group_size = uniform ? 0 : 32;
     w.data.resize(size_t(t.elements));
-    w.scales.resize(size_t(n));
-    for (uint64_t r = 0; r < n; ++r) {
-      w.scales[r] = HalfToFloat(U16(p + r * blocks * 34));
-      for (uint64_t b = 0; b < blocks; ++b) std::memcpy(w.data.data() + r * k + b * 32, p + (r * blocks + b) * 34 + 2, 32);
-    }
+    w.scales.resize(size_t(uniform ? n : n * blocks));
+    for (uint64_t r = 0; r < n; ++r)
+      for (uint64_t b = 0; b < blocks; ++b) {
+        const uint8_t* blk = p + (r * blocks + b) * 34;
+        if (!uniform) w.scales[r * blocks + b] = HalfToFloat(U16(blk));
+        else if (b == 0) w.scales[r] = HalfToFloat(U16(blk));
+        std::memcpy(w.data.data() + r * k + b * 32, blk + 2, 32);
+      }
     return w;
   }
   *why = std::string(TypeName(t.type)) + " has no exact form in this version's weight schemes (Q4_0 -> q4gsw, "
-         "Q8_0 with one scale per row -> q8csw)";
+         "Q8_0 -> q8gsw or q8csw)";
   return {};
 }
 

@@ -146,7 +146,7 @@ class Importer {
     const bool q4 = w.scheme == "q4gsw";
     const int t = Add(name, {n, k}, q4 ? ir::DType::I4 : ir::DType::I8);
     ir::Quant q;
-    q.scheme = q4 ? ir::Scheme::Q4GSW : ir::Scheme::Q8CSW;
+    q.scheme = q4 ? ir::Scheme::Q4GSW : w.scheme == "q8gsw" ? ir::Scheme::Q8GSW : ir::Scheme::Q8CSW;
     q.group_size = w.group_size;
     q.scales = std::move(w.scales);
     g_.tensors[size_t(t)].quant = std::move(q);
@@ -188,7 +188,7 @@ class Importer {
     } else {
       if (o_.requantize.empty())
         return Fail("tensor '" + name + "' is " + gguf::TypeName(t.type) + ": " + why + ". Supported exactly: Q4_0, "
-                    "Q8_0 (one scale per row), F32/F16/BF16 with --quantize; pass --requantize q8csw or --requantize "
+                    "Q8_0, F32/F16/BF16 with --quantize; pass --requantize q8csw or --requantize "
                     "q4gsw to convert " + gguf::TypeName(t.type) + " (readable: " + gguf::DequantizableTypes() +
                     ") with the error printed per tensor");
       scheme = o_.requantize;

@@ -49,7 +49,7 @@ std::optional<ir::DType> ParseDType(const std::string& s) {
 }
 
 std::optional<ir::Scheme> ParseScheme(const std::string& s) {
-  for (int i = 0; i <= static_cast<int>(ir::Scheme::Q8PC); ++i) {
+  for (int i = 0; i <= static_cast<int>(ir::Scheme::Q8GSW); ++i) {
     auto sc = static_cast<ir::Scheme>(i);
     if (s == ir::SchemeName(sc)) return sc;
   }
@@ -341,7 +341,7 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
   auto s = ParseScheme(scheme);
   if (!s) {
     return Fail(where, "unknown quantization scheme " + Quote(scheme) +
-                           " (known: none, q8csw, q4gsw, q4gaw, q8ta, dq8ca, q8to, float, q8pc)");
+                           " (known: none, q8csw, q4gsw, q4gaw, q8ta, dq8ca, q8to, float, q8pc, q8gsw)");
   }
   q.scheme = *s;
   if (q.scheme == ir::Scheme::DQ8CA) {

@@ -65,6 +65,8 @@ const char* SchemeName(Scheme s) {
       return "float";
     case Scheme::Q8PC:
       return "q8pc";
+    case Scheme::Q8GSW:
+      return "q8gsw";
   }
   return "unknown-scheme";
 }

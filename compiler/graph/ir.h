@@ -18,7 +18,7 @@ int DTypeBits(DType t);
 
 // Same numbering as schema/graph.fbs Scheme.
 enum class Scheme : uint8_t {
-  None = 0, Q8CSW = 1, Q4GSW = 2, Q4GAW = 3, Q8TA = 4, DQ8CA = 5, Q8TO = 6, Float = 7, Q8PC = 8
+  None = 0, Q8CSW = 1, Q4GSW = 2, Q4GAW = 3, Q8TA = 4, DQ8CA = 5, Q8TO = 6, Float = 7, Q8PC = 8, Q8GSW = 9
 };
 const char* SchemeName(Scheme s);  // "q8csw", ...
 

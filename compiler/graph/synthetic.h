@@ -90,7 +90,7 @@ namespace vkqc::testing_graphs {
 // One linear layer with any weight/activation/output scheme (issue 3 schemes).
 struct QLayerSpec {
   int64_t m = 1, k = 64, n = 8;
-  ir::Scheme weights = ir::Scheme::Q4GSW;  // Q8CSW, Q4GSW, Q4GAW
+  ir::Scheme weights = ir::Scheme::Q4GSW;  // Q8CSW, Q8GSW, Q4GSW, Q4GAW
   int64_t group_size = 32;
   ir::Scheme act = ir::Scheme::DQ8CA;      // Float, Q8TA, DQ8CA
   bool x_int8 = false;                     // x is an int8 graph input (per-tensor params)
@@ -113,8 +113,9 @@ inline ir::Graph MakeQLayer(const QLayerSpec& s, uint32_t seed) {
   ir::Quant wq;
   wq.scheme = s.weights;
   std::vector<uint8_t> wdata;
-  const bool int4 = s.weights != ir::Scheme::Q8CSW;
-  const int64_t groups = int4 ? s.k / s.group_size : 1;
+  const bool int4 = s.weights == ir::Scheme::Q4GSW || s.weights == ir::Scheme::Q4GAW;
+  const int64_t groups = int4 || s.weights == ir::Scheme::Q8GSW ? s.k / s.group_size : 1;
+  if (s.weights == ir::Scheme::Q8GSW) wq.group_size = int32_t(s.group_size);
   if (int4) {
     wq.group_size = int32_t(s.group_size);
     wdata.assign(size_t((s.n * s.k + 1) / 2), 0);

@@ -28,7 +28,7 @@ using verify::Quote;
 
 bool ValidDType(DType t) { return ir::DTypeBits(t) != 0; }
 bool ValidScheme(Scheme s) {
-  return static_cast<uint8_t>(s) <= static_cast<uint8_t>(Scheme::Q8PC);
+  return static_cast<uint8_t>(s) <= static_cast<uint8_t>(Scheme::Q8GSW);
 }
 
 // Bytes a constant of `t`'s shape and dtype occupies (sub-byte types packed two per byte);
@@ -212,7 +212,7 @@ Status CheckLinearWeight(const OpCtx& c, const Tensor& w, int64_t n, int64_t k) 
   const ir::Quant& wq = *w.quant;
   const std::string wn = "weight " + Quote(w.name);
   const char* sn = ir::SchemeName(wq.scheme);
-  const bool grouped = wq.scheme == Scheme::Q4GSW || wq.scheme == Scheme::Q4GAW;
+  const bool grouped = wq.scheme == Scheme::Q4GSW || wq.scheme == Scheme::Q4GAW || wq.scheme == Scheme::Q8GSW;
   if (wq.axis != 0) {
     return c.Fail(wn + " has quantization axis " + std::to_string(wq.axis) + "; " + sn +
                   " scales run along axis 0 (output channels)" +
@@ -221,6 +221,10 @@ Status CheckLinearWeight(const OpCtx& c, const Tensor& w, int64_t n, int64_t k) 
   int64_t groups = 1;
   if (grouped) {
     const int64_t gs = wq.group_size;
+    if (wq.scheme == Scheme::Q8GSW && (gs <= 0 || gs % 32 != 0 || k % gs != 0)) {
+      return c.Fail(wn + ": q8gsw group_size " + Num(gs) + " must be a multiple of 32 that divides K=" + Num(k) +
+                    (k % 32 == 0 ? " (e.g. 32)" : "; K is not a multiple of 32, so use q8csw"));
+    }
     if (gs <= 0 || gs % 8 != 0 || k % gs != 0) {
       const int64_t hint = SuggestedGroup(k);
       return c.Fail(wn + ": group_size " + Num(gs) +
@@ -259,10 +263,11 @@ Status CheckLinearWeight(const OpCtx& c, const Tensor& w, int64_t n, int64_t k) 
       }
       return {};
     case Scheme::Q4GSW:
+    case Scheme::Q8GSW:
       if (!wq.zero_points.empty()) {
-        return c.Fail(wn + " has " + std::to_string(wq.zero_points.size()) +
-                      " zero points, but q4gsw is symmetric and takes none; remove them, or "
-                      "quantize as q4gaw (u4 with zero points)");
+        return c.Fail(wn + " has " + std::to_string(wq.zero_points.size()) + " zero points, but " + sn +
+                      " is symmetric and takes none; remove them" +
+                      (wq.scheme == Scheme::Q4GSW ? ", or quantize as q4gaw (u4 with zero points)" : ""));
       }
       return {};
     default:  // Q4GAW
@@ -343,13 +348,14 @@ Status CheckLinear(const OpCtx& c) {
   }
   if (!w.quant || w.quant->scheme == Scheme::None || w.quant->scheme == Scheme::Float) {
     return c.Fail("weight " + Quote(w.name) +
-                  " is not quantized; linear needs q8csw, q4gsw or q4gaw weights");
+                  " is not quantized; linear needs q8csw, q8gsw, q4gsw or q4gaw weights");
   }
   const Scheme ws = w.quant->scheme;
   DType want_dtype;
   const char* dtype_hint;
   switch (ws) {
     case Scheme::Q8CSW:
+    case Scheme::Q8GSW:
       want_dtype = DType::I8;
       dtype_hint = " (u8 weights are converted by the importer)";
       break;
@@ -363,7 +369,7 @@ Status CheckLinear(const OpCtx& c) {
       break;
     default:
       return c.Fail(std::string("weight ") + Quote(w.name) + " has scheme " + ir::SchemeName(ws) +
-                    ", which is not a weight scheme; use q8csw, q4gsw or q4gaw");
+                    ", which is not a weight scheme; use q8csw, q8gsw, q4gsw or q4gaw");
   }
   if (w.dtype != want_dtype) {
     return c.Fail("weight " + Quote(w.name) + " is " + ir::DTypeName(w.dtype) + "; " +

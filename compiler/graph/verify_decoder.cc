@@ -55,12 +55,13 @@ Status CheckEmbedding(const OpCtx& c) {
   const ir::Scheme s = table.quant ? table.quant->scheme : ir::Scheme::None;
   if (table.dtype == DType::F32) {
     if (table.quant) return c.Fail("f32 table " + Quote(table.name) + " takes no quant");
-  } else if ((table.dtype == DType::I8 && s == ir::Scheme::Q8CSW) || (table.dtype == DType::I4 && s == ir::Scheme::Q4GSW)) {
+  } else if ((table.dtype == DType::I8 && (s == ir::Scheme::Q8CSW || s == ir::Scheme::Q8GSW)) ||
+             (table.dtype == DType::I4 && s == ir::Scheme::Q4GSW)) {
     VKQC_TRY(CheckWeight(c, table, v, d));
   } else {
     return c.Fail("table " + Quote(table.name) + " is " + ir::DTypeName(table.dtype) +
                   (table.quant ? std::string(" ") + ir::SchemeName(s) : std::string()) +
-                  "; an embedding table is f32, i8 q8csw (one scale per row) or i4 q4gsw (groups along the row)");
+                  "; an embedding table is f32, i8 q8csw (one scale per row), i8 q8gsw or i4 q4gsw (groups along the row)");
   }
   std::vector<int64_t> want = ids.shape;
   want.push_back(d);

@@ -3,7 +3,7 @@
 tokenizer, and beside it the same model as make_example.py's directory (config.json +
 weights.safetensors) for the independent numpy decoder tests/e2e/llama_reference.py.
 
-usage: make_gguf.py OUT_DIR [--seed S] [--float-weights f16|bf16|f32] [--broken KIND]
+usage: make_gguf.py OUT_DIR [--seed S] [--type q4_0|q8_0] [--float-weights f16|bf16|f32] [--broken KIND]
   OUT_DIR/model.gguf     token_embd Q4_0, attention/MLP projections Q4_0 (Q and K rows permuted per
                          head the way llama.cpp's converter stores them), output Q8_0 (one scale per
                          row), norms F32; tokenizer.ggml.* (model "llama": 512 pieces with scores,
@@ -12,6 +12,8 @@ usage: make_gguf.py OUT_DIR [--seed S] [--float-weights f16|bf16|f32] [--broken 
                          fp16 (what Q4_0/Q8_0 store), so both describe the same function
   OUT_DIR/spm.py-able vocabulary in OUT_DIR/vocab.json (pieces and scores) for an independent encoder
 
+--type q8_0 writes the embedding and the projections as Q8_0 blocks holding the same values (the
+int4 codes as int8 with each group's scale: one scale per block, so they import as q8gsw).
 --float-weights writes the projections as float (the dequantized values; importing them needs
 --quantize). --broken writes a file the importer must refuse with a clear error (tests/e2e/gguf.sh):
 arch (architecture "gpt2"), missing-key (no llama.block_count), shape (attn_k rows doubled in the
@@ -100,6 +102,16 @@ def q8_0(q, row_scales):
         d = np.float16(row_scales[r]).tobytes()
         for g in range(k // GROUP):
             out += d + q[r, g * GROUP:(g + 1) * GROUP].astype(np.int8).tobytes()
+    return bytes(out)
+
+
+def q8_0_groups(q, scales):
+    """int8 [n, k] and f16-exact scales [n, k/32] -> Q8_0 bytes (a scale per block)."""
+    n, k = q.shape
+    out = bytearray()
+    for r in range(n):
+        for g in range(k // GROUP):
+            out += np.float16(scales[r, g]).tobytes() + q[r, g * GROUP:(g + 1) * GROUP].astype(np.int8).tobytes()
     return bytes(out)
 
 
@@ -193,6 +205,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--type", choices=["q4_0", "q8_0"], default="q4_0")
     ap.add_argument("--float-weights", choices=["f16", "bf16", "f32"])
     ap.add_argument("--broken", choices=BROKEN)
     a = ap.parse_args(argv)
@@ -241,12 +254,12 @@ def main(argv):
         s = t[name + "_scale"].reshape(n, k // GROUP)
         if permute_heads:
             q, s = permute_rows(q, permute_heads, D), permute_rows(s, permute_heads, D)
-        return q4_0(q, s)
+        return q8_0_groups(q, s) if a.type == "q8_0" else q4_0(q, s)
 
     def proj(name, n, k, permute_heads=0):
         """A projection: Q4_0, or (--float-weights) its dequantized values as float."""
         if not a.float_weights:
-            return GGML_Q4_0, int4(name, n, k, permute_heads)
+            return GGML_Q8_0 if a.type == "q8_0" else GGML_Q4_0, int4(name, n, k, permute_heads)
         q = unpack_int4(t[name], n, k).astype(np.float32)
         s = np.repeat(t[name + "_scale"].reshape(n, k // GROUP), GROUP, axis=1)
         v = q * s
@@ -259,7 +272,8 @@ def main(argv):
         bits = v.astype(np.float32).view(np.uint32)
         return GGML_BF16, ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16).tobytes()
 
-    w.tensor("token_embd.weight", [C, V], GGML_Q4_0, int4("model.embed_tokens.weight", V, C))
+    w.tensor("token_embd.weight", [C, V], GGML_Q8_0 if a.type == "q8_0" else GGML_Q4_0,
+             int4("model.embed_tokens.weight", V, C))
     names = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output",
              "gate_proj": "ffn_gate", "up_proj": "ffn_up", "down_proj": "ffn_down"}
     shapes = {"q_proj": (Hq * D, C), "k_proj": (Hkv * D, C), "v_proj": (Hkv * D, C), "o_proj": (C, Hq * D),

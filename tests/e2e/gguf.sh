@@ -76,6 +76,23 @@ else
   fail "GGUF generation = numpy decoder" "vkqc:  $got" "numpy: $want"
 fi
 
+# GGUF Q8_0 (a scale per block of 32): q8gsw weights and embedding, the same function.
+"$PY" "$SRC/examples/llama/make_gguf.py" "$WORK/q8" --type q8_0 >/dev/null
+vk inspect "$WORK/q8/model.gguf"
+if [ "$RC" -eq 0 ] && out_has "14 x Q8_0 -> q8gsw g32 (exact)" && out_has "Q8_0 -> q8gsw embedding (exact)"; then
+  ok "Q8_0 imports as q8gsw (exact)"
+else
+  fail "Q8_0 imports as q8gsw" "$(last_run_report)"
+fi
+expect_writes "compile the Q8_0 model" "$WORK/q8.vkqb" compile "$WORK/q8/model.gguf" --target lavapipe --tokens 1,4 --force-accum dot -o "$WORK/q8.vkqb"
+vk generate "$WORK/q8.vkqb" --prompt "$PROMPT" --max-new-tokens 32 --ignore-eos --validation
+want8=$("$PY" "$SRC/tests/e2e/llama_reference.py" "$WORK/q8/ref" --prompt-ids "$want_ids" --max-new-tokens 32 --chunks 4,1)
+if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$(echo "$want8" | grep '^tokens:')" ]; then
+  ok "32 greedy tokens from the Q8_0 GGUF = the numpy decoder's"
+else
+  fail "Q8_0 GGUF generation = numpy decoder" "numpy: $want8" "$(last_run_report)"
+fi
+
 # The same prompt as ids gives the same tokens; the bundle's tokenizer still prints the text.
 vk generate "$B" --prompt-ids "$want_ids" --max-new-tokens 32 --ignore-eos
 if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$got" ] && out_has "text: "; then

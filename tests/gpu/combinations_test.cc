@@ -103,8 +103,12 @@ struct Case {
     std::vector<uint8_t> b;
     ir::DType dt = ir::DType::I8;
     int64_t groups = 1;
-    if (scheme == ir::Scheme::Q8CSW) {
+    if (scheme == ir::Scheme::Q8CSW || scheme == ir::Scheme::Q8GSW) {
       for (int64_t i = 0; i < n * k; ++i) b.push_back(uint8_t(int(rng() % 255) - 127));
+      if (scheme == ir::Scheme::Q8GSW) {
+        q.group_size = group;
+        groups = k / group;
+      }
     } else {
       dt = scheme == ir::Scheme::Q4GSW ? ir::DType::I4 : ir::DType::U4;
       q.group_size = group;
@@ -114,7 +118,7 @@ struct Case {
       if (scheme == ir::Scheme::Q4GAW)
         for (int64_t i = 0; i < n * groups; ++i) q.zero_points.push_back(int32_t(rng() % 16));
     }
-    const float base = scheme == ir::Scheme::Q8CSW ? 1.0f / (60.0f * std::sqrt(float(k)))
+    const float base = scheme == ir::Scheme::Q8CSW || scheme == ir::Scheme::Q8GSW ? 1.0f / (60.0f * std::sqrt(float(k)))
                                                    : 1.0f / (8.0f * std::sqrt(float(k)));
     for (int64_t i = 0; i < n * groups; ++i) q.scales.push_back(sd(rng) * base);
     return Const(name, std::move(shape), dt, b, q);
@@ -153,9 +157,9 @@ const char* Name(LinX x) {
   return "?";
 }
 
-// x [3, 40] (rows of K = 40: five groups of 8) -> linear N = 13 -> y.
+// x [3, 40] (rows of K = 40: five groups of 8; q8gsw: K = 96, three groups of 32) -> linear N = 13 -> y.
 void BuildLinear(Case& c, LinX xk, ir::Scheme w, bool out_q8, int act) {
-  const int64_t m = 3, k = 40, n = 13;
+  const int64_t m = 3, k = w == ir::Scheme::Q8GSW ? 96 : 40, n = 13;
   int x;
   if (xk == LinX::I8Q8ta) {
     x = c.Input("x", {m, k}, ir::DType::I8, Q8(ir::Scheme::Q8TA, 0.03f, 2));
@@ -172,7 +176,7 @@ void BuildLinear(Case& c, LinX xk, ir::Scheme w, bool out_q8, int act) {
   } else {
     x = c.Input("x", {m, k});
   }
-  std::vector<int> in{x, c.Weight("w", {n, k}, w)};
+  std::vector<int> in{x, c.Weight("w", {n, k}, w, w == ir::Scheme::Q8GSW ? 32 : 8)};
   if (act != 2) in.push_back(c.Floats("b", {n}, 0.3f));
   const int y = c.Tensor("y", {m, n}, out_q8 ? ir::DType::I8 : ir::DType::F32,
                          out_q8 ? std::optional<ir::Quant>(Q8(ir::Scheme::Q8TO, 0.02f, 3)) : std::nullopt);
@@ -387,11 +391,11 @@ void BuildSilu(Case& c) {
 
 // ---- decoder ops -----------------------------------------------------------------------------
 void BuildEmbedding(Case& c, ir::Scheme table) {
-  const int64_t v = 50, ch = 40;
+  const int64_t v = 50, ch = table == ir::Scheme::Q8GSW ? 64 : 40;
   const int ids = c.Input("ids", {S}, ir::DType::I32, {}, -3, int32_t(v + 3));  // some out of range: zeros
   int t;
   if (table == ir::Scheme::None) t = c.Floats("table", {v, ch}, 1.0f);
-  else t = c.Weight("table", {v, ch}, table);
+  else t = c.Weight("table", {v, ch}, table, table == ir::Scheme::Q8GSW ? 32 : 8);
   const int y = c.Tensor("y", {S, ch});
   c.Op("embedding", ir::OpType::Embedding, {ids, t}, {y});
   c.g.outputs = {y};
@@ -451,9 +455,9 @@ std::vector<Row> Rows() {
   };
   // linear: every input kind x every weight scheme x f32 / q8to output.
   for (LinX x : {LinX::F32, LinX::F32Float, LinX::F32Q8ta, LinX::F32Dq8ca, LinX::I8Q8ta, LinX::I8Q8to, LinX::I8Dq8ca})
-    for (ir::Scheme w : {ir::Scheme::Q8CSW, ir::Scheme::Q4GSW, ir::Scheme::Q4GAW})
+    for (ir::Scheme w : {ir::Scheme::Q8CSW, ir::Scheme::Q8GSW, ir::Scheme::Q4GSW, ir::Scheme::Q4GAW})
       for (bool q8 : {false, true}) {
-        const int act = q8 ? (w == ir::Scheme::Q8CSW ? 1 : 0) : (w == ir::Scheme::Q4GAW ? 2 : 0);
+        const int act = q8 ? (w == ir::Scheme::Q8CSW || w == ir::Scheme::Q8GSW ? 1 : 0) : (w == ir::Scheme::Q4GAW ? 2 : 0);
         const std::string opts = std::string(ir::SchemeName(w)) + (act == 2 ? ", fused_relu6" : ", bias") +
                                  (act == 1 ? ", fused_relu" : "");
         const bool quantized = x != LinX::F32 && x != LinX::F32Float;
@@ -537,6 +541,7 @@ std::vector<Row> Rows() {
   // decoder ops
   add("embedding", "i32 ids", "f32 table", "f32", [](Case& c) { BuildEmbedding(c, ir::Scheme::None); });
   add("embedding", "i32 ids", "q8csw table", "f32", [](Case& c) { BuildEmbedding(c, ir::Scheme::Q8CSW); });
+  add("embedding", "i32 ids", "q8gsw table", "f32", [](Case& c) { BuildEmbedding(c, ir::Scheme::Q8GSW); });
   add("embedding", "i32 ids", "q4gsw table", "f32", [](Case& c) { BuildEmbedding(c, ir::Scheme::Q4GSW); });
   add("rms_norm", "f32", "f32 weight", "f32", [](Case& c) { BuildRmsNorm(c); });
   add("rope", "f32, i32 position", "halves", "f32", [](Case& c) { BuildRope(c, false, false); });

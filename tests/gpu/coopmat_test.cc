@@ -280,6 +280,9 @@ const Combo kIntCombos[] = {
     {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, true, 32},
     {ir::Scheme::Q4GAW, ir::Scheme::Q8TA, false, false, 256},
     {ir::Scheme::Q4GAW, ir::Scheme::Q8TA, true, false, 64},    // int8 input
+    {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, false, 32},  // GGUF Q8_0
+    {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, true, 128},
+    {ir::Scheme::Q8GSW, ir::Scheme::Q8TA, true, false, 96},    // int8 input, groups straddle steps
 };
 
 std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
@@ -307,6 +310,7 @@ const Combo kFp16Combos[] = {
     {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0},
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32},
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 8},  // any group size on the fp16 path
+    {ir::Scheme::Q8GSW, ir::Scheme::Float, false, false, 32},
     {ir::Scheme::Q4GAW, ir::Scheme::Float, false, false, 128},
     {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0, true},  // the NV extension
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32, true},

@@ -41,7 +41,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   d.spec.insert(d.spec.end(), {{1, uint32_t(c)}, {2, uint32_t(v)}, {3, uint32_t(rows)},
                                {4, ctx.KeptAs<Packed>(i).scale_off}, {5, g}});
   ctx.Dispatch(d, {ctx.Read(op.inputs[0]), ctx.Constants(i), ctx.Write(op.outputs[0])});
-  pl.variant = std::string("embedding_") + (t.dtype == ir::DType::F32 ? "f32" : t.dtype == ir::DType::I8 ? "q8csw" : "q4gsw");
+  pl.variant = std::string("embedding_") + (t.quant ? ir::SchemeName(t.quant->scheme) : "f32");
   pl.reason = "gather of rows by token id, dequantized in the shader; ids outside the table give zeros";
   pl.detail = std::to_string(rows) + " rows of " + std::to_string(c) + " from a " + std::to_string(v) + "-row table";
   pl.weight_bytes = ctx.ConstantBytes(i);

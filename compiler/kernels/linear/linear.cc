@@ -140,13 +140,14 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   else if (cm && c.cm_int8) defs.push_back("VKQC_CM_INT");
   else if (s.x_int8) defs.push_back("VKQC_X_Q8");
   if (s.Int4()) defs.push_back("VKQC_W4");
+  if (s.weights == ir::Scheme::Q8GSW) defs.push_back("VKQC_W8G");
   if (s.weights == ir::Scheme::Q4GAW) defs.push_back("VKQC_W4_ZP");
   // Per-row activation parameters: computed for this layer (int path), or carried by a
   // per-token int8 input (either path).
   const bool int_path = c.accum == Accum::IntDot || (cm && c.cm_int8);
   if (s.act == ir::Scheme::DQ8CA && (int_path || s.x_int8)) defs.push_back("VKQC_ACT_ROW");
   if (s.out_q8) defs.push_back("VKQC_OUT_Q8");
-  const uint32_t gs = s.Int4() ? uint32_t(s.group_size) : 32u;
+  const uint32_t gs = s.Grouped() ? uint32_t(s.group_size) : 32u;
   d.spec = {{2, uint32_t(s.m)},     {3, uint32_t(s.n)},  {4, uint32_t(s.k)},  {5, PackedK4(s.k)},
             {6, pk.kw},             {7, gs},             {8, pk.scale_off},   {9, pk.zp_off},
             {10, pk.wsum_off},      {11, pk.bias_off},   {12, PackedK4(s.n)}};

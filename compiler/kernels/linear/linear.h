@@ -36,6 +36,8 @@ struct LinearShape {
   bool conv = false;                      // the GEMM of a convolution (no cooperative matrix yet)
   bool Quantized() const { return x_int8 || act == ir::Scheme::Q8TA || act == ir::Scheme::DQ8CA; }
   bool Int4() const { return weights == ir::Scheme::Q4GSW || weights == ir::Scheme::Q4GAW; }
+  // Scales per group along K (int4 schemes and q8gsw), folded into fp32 at each group's end.
+  bool Grouped() const { return Int4() || weights == ir::Scheme::Q8GSW; }
 };
 
 struct SelectOptions {

@@ -85,7 +85,7 @@ std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, c
   else
     det << "workgroup " << choice.threads << ", " << choice.nr << " channels x " << choice.mb
         << " rows per workgroup";
-  if (shape.Int4()) det << ", int4 groups of " << shape.group_size;
+  if (shape.Grouped()) det << (shape.Int4() ? ", int4 groups of " : ", int8 groups of ") << shape.group_size;
   det << ", shared " << choice.SharedMemoryBytes() << " B, groups " << ld.group_count[0] << "x"
       << ld.group_count[1] << "x" << ld.group_count[2];
   return det.str();

@@ -35,7 +35,8 @@ PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t 
                         const float* scales, const int32_t* zero_points, const float* bias) {
   PackedLinear p;
   const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW;
-  const int64_t groups = int4 ? k / group_size : 1;
+  const bool grouped = int4 || scheme == ir::Scheme::Q8GSW;
+  const int64_t groups = grouped ? k / group_size : 1;
   p.kw = int4 ? PackedK8(k) : PackedK4(k);
   uint32_t next = uint32_t(n) * p.kw;
   p.scale_off = next;
@@ -44,7 +45,7 @@ PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t 
     p.zp_off = next;
     next += uint32_t((n * groups + 3) / 4);
   }
-  if (!int4) {
+  if (!grouped) {  // q8csw: each channel's weight sum (grouped layers sum per group in the shader)
     p.wsum_off = next;
     next += uint32_t(n);
   }
@@ -68,7 +69,7 @@ PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t 
         row[c] = w[r * k + c];
         sum += int8_t(w[r * k + c]);
       }
-      Put(p.region, p.wsum_off + uint32_t(r), sum);
+      if (!grouped) Put(p.region, p.wsum_off + uint32_t(r), sum);
     }
     for (int64_t g = 0; g < groups; ++g) Put(p.region, p.scale_off + uint32_t(r * groups + g), scales[r * groups + g]);
     Put(p.region, p.bias_off + uint32_t(r), bias ? bias[r] : 0.0f);

@@ -65,8 +65,8 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
            " cooperative-matrix shape";
   if (int8 && s.k > kMaxExactK)
     return "K=" + std::to_string(s.k) + " exceeds the exact int32 range";
-  if (int8 && s.Int4() && (s.group_size % 32 != 0 || s.group_size > 256))
-    return "int4 group size " + std::to_string(s.group_size) +
+  if (int8 && s.Grouped() && (s.group_size % 32 != 0 || s.group_size > 256))
+    return std::string(s.Int4() ? "int4" : "int8") + " group size " + std::to_string(s.group_size) +
            " is not a multiple of 32 up to 256 (int32 accumulation per group)";
   const uint32_t sg = p.tuned_subgroup_size ? p.tuned_subgroup_size : p.subgroup_size;
   if (sg == 0) return "'" + p.name + "' does not state its subgroup size";
@@ -101,7 +101,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     return "K step of " + std::to_string(c.cm_bkw) + " words does not fit the " + std::to_string(c.cm_k) +
            "-deep matrix shape";
   c.cm_nslot = 0;
-  if (int8 && s.Int4()) {
+  if (int8 && s.Grouped()) {
     const uint32_t cps = c.cm_bkw / 8, gc = uint32_t(s.group_size) / 32;  // 32-value chunks
     c.cm_nslot = (gc % cps == 0 || cps % gc == 0) ? std::max(gc, cps) : gc + cps;
   }
@@ -126,7 +126,7 @@ std::string CoopMatSummary(const LinearShape& s, const TargetProfile& p, const L
     << (c.cm_int8 ? "sint8 " : "float16 ") << c.cm_m << "x" << c.cm_n << "x" << c.cm_k << " -> "
     << (c.cm_int8 ? "sint32" : "float32") << "): ";
   if (c.cm_int8)
-    o << "int8 operands, int32 accumulation" << (s.Int4() ? " per group, folded into fp32 at each group" : "");
+    o << "int8 operands, int32 accumulation" << (s.Grouped() ? " per group, folded into fp32 at each group" : "");
   else
     o << "fp16 operands (activations and dequantized weights rounded to fp16), fp32 accumulation";
   return o.str();
@@ -170,7 +170,7 @@ Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOpt
   } else {
     c.accum = Accum::IntDot;
     c.reason = "int8 dot product is accelerated on '" + p.name + "': int32 accumulation" +
-               (s.Int4() ? " per group, folded into fp32 at each group" : "");
+               (s.Grouped() ? " per group, folded into fp32 at each group" : "");
   }
   return {};
 }
@@ -180,7 +180,7 @@ Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOpt
 Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                                   const SelectOptions& o) {
   LinearChoice c;
-  c.int4 = s.Int4();
+  c.int4 = s.Grouped();
   if (o.force_accum && *o.force_accum == Accum::CoopMat) {
     const std::string no = PlanCoopMat(s, p, o, c);
     if (!no.empty()) return UserError("cooperative-matrix accumulation was forced, but " + no);
@@ -204,7 +204,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   // cooperative matrix from 16), and below 16 blocks the ordinary threshold (not measured: such
   // small layers are launch-bound either way). bench/crossover.sh measures it (bench/RESULTS.md).
   std::string cm_rule;
-  if (!o.gemv_max_m && p.coopmat_gemv_max_m && !o.no_coopmat && !s.conv && s.Quantized() && !s.Int4() &&
+  if (!o.gemv_max_m && p.coopmat_gemv_max_m && !o.no_coopmat && !s.conv && s.Quantized() && !s.Grouped() &&
       !o.force_accum) {
     LinearChoice probe = c;
     const bool cm = PlanCoopMat(s, p, o, probe).empty() && probe.cm_int8;
@@ -242,12 +242,12 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // M=128 (64 workgroups) 744 vs 594 (q8) and 8192x2048 at M=512 (128) 415 vs 374; q4gsw g32
     // 4096x14336 M=512 1776 vs 1705.
     const bool dot = c.accum == Accum::IntDot;
-    const uint32_t tall = s.Int4() ? (!dot || s.group_size >= kMinTallTilesInt4DotGroup ? p.gemm_rows_int4 : 0)
+    const uint32_t tall = s.Grouped() ? (!dot || s.group_size >= kMinTallTilesInt4DotGroup ? p.gemm_rows_int4 : 0)
                                    : (dot ? p.gemm_rows_int8 : 0);
     if (tall > c.rm) {
       const uint64_t wgs = uint64_t((s.m + c.ty * tall - 1) / (c.ty * tall)) *
                            uint64_t((s.n + c.tx * c.rn - 1) / (c.tx * c.rn));
-      const char* key = s.Int4() ? "gemm_rows_int4" : "gemm_rows_int8";
+      const char* key = s.Grouped() ? "gemm_rows_int4" : "gemm_rows_int8";
       if (wgs >= kMinWorkgroupsForTallTiles) {
         c.rm = tall;
         why << " (" << c.rm << " rows per thread: the profile's " << key << ")";
@@ -327,10 +327,10 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       c.reason += "; no cooperative matrix: " + no;
     } else if (!cm.cm_int8 && !o.allow_fp16) {
       c.reason += "; the fp16 cooperative matrix is opt-in (--allow-fp16): fp16 rounding of activations and weights";
-    } else if (cm.cm_int8 && s.Int4() && s.group_size < kMinCoopMatInt4Group) {
+    } else if (cm.cm_int8 && s.Grouped() && s.group_size < kMinCoopMatInt4Group) {
       c.reason += "; not the int8 cooperative matrix: with groups of " + std::to_string(s.group_size) +
                   " (< " + std::to_string(kMinCoopMatInt4Group) +
-                  ") its per-group int4 fold is slower than this GEMM (measured on the H100), --force-accum cm "
+                  ") its per-group fold is slower than this GEMM (measured on the H100), --force-accum cm "
                   "selects it";
     } else {
       cm.accum = Accum::CoopMat;
