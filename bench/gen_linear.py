@@ -4,7 +4,7 @@
 usage: gen_linear.py DIR K N ACT [WEIGHTS [GROUP]]
   ACT      q8ta | dq8ca | float        (how the float input is quantized; float = weight-only)
            i8                          (the input is already int8, per tensor: no quantize pass)
-  WEIGHTS  q8csw (default) | q4gsw | q4gaw;  GROUP: int4 group size (default 32)
+  WEIGHTS  q8csw (default) | q8gsw | q4gsw | q4gaw;  GROUP: group size of the grouped schemes (default 32)
 Weights are random (os.urandom), scales 1/(64*sqrt(K)) (int8) or 1/(8*sqrt(K)) (int4), a bias,
 a symbolic token dimension, so `vkqc compile --tokens 1,8,128,512` builds every size at once.
 """
@@ -13,13 +13,19 @@ import json, os, struct, sys
 out, k, n, act = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 wq = sys.argv[5] if len(sys.argv) > 5 else "q8csw"
 gs = int(sys.argv[6]) if len(sys.argv) > 6 else 32
-if act not in ("q8ta", "dq8ca", "float", "i8") or wq not in ("q8csw", "q4gsw", "q4gaw"):
+if act not in ("q8ta", "dq8ca", "float", "i8") or wq not in ("q8csw", "q8gsw", "q4gsw", "q4gaw"):
     sys.exit(__doc__)
 os.makedirs(out, exist_ok=True)
 if wq == "q8csw":
     entries = [("w", "I8", [n, k], os.urandom(n * k)),
                ("w.scale", "F32", [n], struct.pack(f"{n}f", *([1.0 / (64.0 * k ** 0.5)] * n)))]
     wt = {"name": "w", "shape": [n, k], "dtype": "i8", "data": "w", "quant": {"scheme": "q8csw", "scales": "w.scale"}}
+elif wq == "q8gsw":
+    g = k // gs
+    entries = [("w", "I8", [n, k], os.urandom(n * k)),
+               ("w.scale", "F32", [n, g], struct.pack(f"{n * g}f", *([1.0 / (64.0 * k ** 0.5)] * (n * g))))]
+    wt = {"name": "w", "shape": [n, k], "dtype": "i8", "data": "w",
+          "quant": {"scheme": "q8gsw", "group_size": gs, "scales": "w.scale"}}
 else:
     g = k // gs
     entries = [("w", "U8", [n, k // 2], os.urandom(n * k // 2)),

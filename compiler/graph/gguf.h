@@ -21,7 +21,7 @@ enum class Type : uint32_t {
   IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22, IQ4_XS = 23, I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28,
   IQ1_M = 29, BF16 = 30,
 };
-const char* TypeName(Type t);  // "Q4_0", ...; "type N" for numbers this reader does not know
+const char* TypeName(Type t);  // "Q4_0", ...; "unknown" for numbers this reader does not know
 // Elements per block and bytes per block; {0, 0} for types whose layout this reader does not know.
 struct BlockInfo {
   uint32_t elements = 0, bytes = 0;
@@ -62,7 +62,7 @@ class File {
   ~File();
   File(const File&) = delete;
   File& operator=(const File&) = delete;
-  // Maps and parses `path`; `max_metadata_bytes` bounds what the metadata may allocate.
+  // Maps and parses `path`; what the metadata may allocate is bounded (1 GiB).
   static Result<std::unique_ptr<File>> Open(const std::string& path);
   // Parses a buffer the caller keeps alive (tests).
   static Result<std::unique_ptr<File>> FromMemory(const uint8_t* data, size_t size, const std::string& name);

@@ -227,11 +227,18 @@ ConvertedWeight ConvertExact(const File& f, const TensorInfo& t, std::string* wh
   return {};
 }
 
-ConvertedWeight QuantizeFloat(const std::vector<float>& w, int64_t n, int64_t k, const std::string& scheme,
-                              int32_t group, double* max_err, double* rms) {
+Result<ConvertedWeight> QuantizeFloat(const std::vector<float>& w, int64_t n, int64_t k, const std::string& scheme,
+                                      int32_t group, double* max_err, double* rms) {
   ConvertedWeight out;
   out.scheme = scheme;
   const bool q4 = scheme == "q4gsw";
+  if (n < 1 || k < 1 || w.size() != size_t(n * k)) return UserError("quantize: the weights are not [n][k]");
+  if (q4 && (group <= 0 || k % group != 0))
+    return UserError("quantize: q4gsw group size " + std::to_string(group) + " does not divide K=" + std::to_string(k));
+  for (size_t i = 0; i < w.size(); ++i)
+    if (!std::isfinite(w[i]))
+      return UserError("quantize: weight [" + std::to_string(int64_t(i) / k) + ", " + std::to_string(int64_t(i) % k) +
+                       "] is not finite (" + std::to_string(w[i]) + ")");
   const int64_t g = q4 ? group : k;
   out.group_size = q4 ? group : 0;
   const float qmax = q4 ? 7.0f : 127.0f;

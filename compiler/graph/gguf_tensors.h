@@ -40,8 +40,9 @@ ConvertedWeight ConvertExact(const File& f, const TensorInfo& t, std::string* wh
 
 // Round-to-nearest-even symmetric quantization of float rows: q8csw (scale = max|w| / 127 per
 // row) or q4gsw with `group` (scale = max|w| / 7 per group, q clamped to [-8, 7]). Zero rows or
-// groups get scale 1. `max_err` receives max |w - s*q| and `rms` the RMS of w.
-ConvertedWeight QuantizeFloat(const std::vector<float>& w, int64_t n, int64_t k, const std::string& scheme,
-                              int32_t group, double* max_err, double* rms);
+// groups get scale 1. `max_err` receives max |w - s*q| and `rms` the RMS of w. A NaN or infinite
+// weight, w.size() != n*k, or (q4gsw) a group that is not positive or does not divide k: error.
+Result<ConvertedWeight> QuantizeFloat(const std::vector<float>& w, int64_t n, int64_t k, const std::string& scheme,
+                                      int32_t group, double* max_err, double* rms);
 
 }  // namespace vkqc::gguf

@@ -196,7 +196,9 @@ class Importer {
     if (scheme == "q4gsw" && k % 32 != 0) scheme = "q8csw";
     VKQC_ASSIGN_OR_RETURN(std::vector<float> v, gguf::Dequantize(f_, t));
     double err = 0, rms = 0;
-    w = gguf::QuantizeFloat(v, n, k, scheme, 32, &err, &rms);
+    auto q = gguf::QuantizeFloat(v, n, k, scheme, 32, &err, &rms);
+    if (!q.ok()) return Fail("tensor '" + name + "': " + q.error().message);
+    w = std::move(*q);
     std::ostringstream line;
     line << name << ": " << gguf::TypeName(t.type) << " -> " << scheme << (scheme == "q4gsw" ? " g32" : "")
          << (is_float ? " (quantized)" : " (re-quantized)") << ", max |error| " << err << " (" << (rms > 0 ? err / rms : 0)

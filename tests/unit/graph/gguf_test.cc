@@ -709,7 +709,9 @@ TEST(GgufConvert, Q8_0IsExactQ8cswOrQ8gsw) {
     ASSERT_EQ(c.scales.size(), n * per_row);
     for (size_t i = 0; i < c.scales.size(); ++i)  // scale i: block i, or block 0 of row i
       EXPECT_TRUE(SameFloat(c.scales[i], RefHalf(Le16(blocks.data() + (uniform ? i * 3 : i) * 34)))) << i;
-    if (uniform) EXPECT_EQ(c.scales[1], -0.5f);
+    if (uniform) {
+      EXPECT_EQ(c.scales[1], -0.5f);
+    }
     for (size_t e = 0; e < k * n; ++e) {
       const int8_t q = int8_t(c.data[e]);
       ASSERT_EQ(q, int8_t(blocks[e / 32 * 34 + 2 + e % 32])) << "element " << e;
@@ -773,7 +775,9 @@ TEST(GgufQuantize, Q8cswAndQ4gswReportTheirError) {
   for (const char* scheme : {"q8csw", "q4gsw"}) {
     SCOPED_TRACE(scheme);
     double max_err = -1, rms = -1;
-    const ConvertedWeight c = QuantizeFloat(w, n, k, scheme, 32, &max_err, &rms);
+    const auto r = QuantizeFloat(w, n, k, scheme, 32, &max_err, &rms);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const ConvertedWeight& c = r.value();
     EXPECT_EQ(c.scheme, scheme);
     EXPECT_EQ(c.group_size, std::string(scheme) == "q4gsw" ? 32 : 0);
     CheckQuantized(w, n, k, 32, c, max_err, rms);
@@ -781,24 +785,31 @@ TEST(GgufQuantize, Q8cswAndQ4gswReportTheirError) {
   }
   // Hand-checked: round half to even (-63.5 -> -64, 2.5 -> 2), error 0.5.
   double max_err = 0, rms = 0;
-  ConvertedWeight c = QuantizeFloat({127.0f, -63.5f, 2.5f, 0.75f}, 1, 4, "q8csw", 0, &max_err, &rms);
+  ConvertedWeight c = *QuantizeFloat({127.0f, -63.5f, 2.5f, 0.75f}, 1, 4, "q8csw", 0, &max_err, &rms);
   EXPECT_EQ(c.scales, (std::vector<float>{1.0f}));
   EXPECT_EQ(c.data, (std::vector<uint8_t>{127, uint8_t(-64), 2, 1}));
   EXPECT_EQ(max_err, 0.5);
-  c = QuantizeFloat({7.0f, -3.5f, 2.5f, -7.0f, 0, 0, 0, 0}, 1, 8, "q4gsw", 8, &max_err, &rms);
+  c = *QuantizeFloat({7.0f, -3.5f, 2.5f, -7.0f, 0, 0, 0, 0}, 1, 8, "q4gsw", 8, &max_err, &rms);
   EXPECT_EQ(c.scales, (std::vector<float>{1.0f}));
   EXPECT_EQ(c.data, (std::vector<uint8_t>{0xC7, 0x92, 0, 0}));  // 7 | -4 << 4, 2 | -7 << 4
   EXPECT_EQ(max_err, 0.5);
 }
 
-// Reproduces a defect reported, not fixed here: a NaN weight is skipped by the max|w| scan, then
-// converted by int(NaN) (undefined behaviour; code 0 on x86) and left out of max_err, so the
-// reported error says the quantization was fine. Enable once QuantizeFloat reports or refuses it.
-TEST(GgufQuantize, DISABLED_NaNWeightIsNotHiddenFromMaxErr) {
+// A NaN or infinite weight is refused (it would be hidden by the max|w| scan and int(NaN) is
+// undefined); so is a group size that does not divide K.
+TEST(GgufQuantize, NonFiniteWeightsAndBadGroupsAreRefused) {
   double max_err = 0, rms = 0;
-  (void)QuantizeFloat({std::numeric_limits<float>::quiet_NaN(), 1.0f, -2.0f, 0.5f}, 1, 4, "q8csw", 0, &max_err,
-                      &rms);
-  EXPECT_FALSE(std::isfinite(max_err)) << "max_err " << max_err;
+  auto r = QuantizeFloat({std::numeric_limits<float>::quiet_NaN(), 1.0f, -2.0f, 0.5f}, 1, 4, "q8csw", 0, &max_err,
+                         &rms);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not finite"), std::string::npos) << r.error().message;
+  r = QuantizeFloat({1.0f, std::numeric_limits<float>::infinity(), 0, 0}, 1, 4, "q4gsw", 4, &max_err, &rms);
+  ASSERT_FALSE(r.ok());
+  r = QuantizeFloat({1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f}, 1, 6, "q4gsw", 4, &max_err, &rms);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("group"), std::string::npos) << r.error().message;
+  r = QuantizeFloat({1.0f, 2.0f}, 1, 2, "q4gsw", 0, &max_err, &rms);
+  ASSERT_FALSE(r.ok());
 }
 
 }  // namespace
