@@ -1,6 +1,6 @@
 #version 450
 // Causal scaled dot-product attention of ROWS query rows over the KV cache (grouped-query heads:
-// query head h reads KV head h / (HQ / HKV)); row t attends to cache positions 0..pos[0] + t.
+// query head h reads KV head h / (HQ / HKV)); row t attends to cache positions 0..pos0 + t.
 // Grid (SPLITS, HQ, ROWS): workgroup (s, h, t) covers keys [s * CHUNK, min((s + 1) * CHUNK, len))
 // in blocks of 64 with an online softmax (running max and sum, fp32). SPLITS == 1 writes the
 // normalized output y [ROWS][HQ * D]; SPLITS > 1 (flash decoding) writes per split {max, sum,
@@ -26,7 +26,7 @@ layout(std430, binding = 2) readonly buffer VC { uint vc[]; };
 layout(std430, binding = 1) readonly buffer KC { vec2 kc[]; };
 layout(std430, binding = 2) readonly buffer VC { vec2 vc[]; };
 #endif
-layout(std430, binding = 3) readonly buffer P { int pos[]; };
+layout(std140, binding = 3) uniform P { int pos0; };  // the position: a uniform (not a storage buffer)
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
 
 const uint DMAX = 256;
@@ -55,7 +55,7 @@ vec2 value_pair(uint at) {
 void main() {
   const uint s = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
   const uint half_d = D / 2;
-  const uint len = uint(clamp(pos[0] + int(t) + 1, 1, int(S)));
+  const uint len = uint(clamp(pos0 + int(t) + 1, 1, int(S)));
   const uint begin = s * CHUNK, end = min(begin + CHUNK, len);
   if (begin >= end) return;  // uniform: this split lies past the row's context
   const uint kvh = h / (HQ / HKV);

@@ -14,12 +14,12 @@ layout(constant_id = 5) const uint CHUNK = 64;
 layout(constant_id = 6) const uint SPLITS = 1;
 
 layout(std430, binding = 0) readonly buffer Part { float part[]; };
-layout(std430, binding = 1) readonly buffer P { int pos[]; };
+layout(std140, binding = 1) uniform P { int pos0; };  // the position: a uniform (not a storage buffer)
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 
 void main() {
   const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
-  const uint len = uint(clamp(pos[0] + int(t) + 1, 1, int(S)));
+  const uint len = uint(clamp(pos0 + int(t) + 1, 1, int(S)));
   const uint valid = min((len + CHUNK - 1) / CHUNK, SPLITS);
   const uint base = (t * HQ + h) * SPLITS * (D + 2);
   float mx = -uintBitsToFloat(0x7F800000u);

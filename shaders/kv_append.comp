@@ -1,6 +1,6 @@
 #version 450
 // Appends the new K and V rows of a run to the KV cache: row t of k/v [ROWS][HKV*D] goes to cache
-// position pos[0] + t of every KV head (cache [HKV][S][D]). VKQC_KV_F16: the cache holds f16
+// position pos0 + t of every KV head (cache [HKV][S][D]). VKQC_KV_F16: the cache holds f16
 // (round to nearest even), two per word; else f32. One invocation per pair of values. A position
 // at or past S is never written (the runtime refuses such runs before they start).
 #include "common.glslh"
@@ -13,7 +13,7 @@ layout(constant_id = 4) const uint S = 1;
 
 layout(std430, binding = 0) readonly buffer K { vec2 k[]; };
 layout(std430, binding = 1) readonly buffer Vv { vec2 v[]; };
-layout(std430, binding = 2) readonly buffer P { int pos[]; };
+layout(std140, binding = 2) uniform P { int pos0; };  // the position: a uniform (not a storage buffer)
 #ifdef VKQC_KV_F16
 layout(std430, binding = 3) writeonly buffer KC { uint kc[]; };
 layout(std430, binding = 4) writeonly buffer VC { uint vc[]; };
@@ -27,7 +27,7 @@ void main() {
   const uint half_d = D / 2, per_row = HKV * half_d;
   if (g >= ROWS * per_row) return;
   const uint t = g / per_row, rem = g % per_row, h = rem / half_d, i = rem % half_d;
-  const int p = pos[0] + int(t);
+  const int p = pos0 + int(t);
   if (p < 0 || uint(p) >= S) return;
   const uint at = (h * S + uint(p)) * half_d + i;
   const vec2 kv = k[g], vv = v[g];

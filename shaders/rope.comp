@@ -1,6 +1,6 @@
 #version 450
 // Rotary position embedding: one invocation per rotated pair of x [ROWS][WIDTH] (heads of D
-// values), row r at position pos[0] + r, cos/sin from the compile-time table [MAXPOS][D/2][2].
+// values), row r at position pos0 + r, cos/sin from the compile-time table [MAXPOS][D/2][2].
 // VKQC_INTERLEAVED: pairs (2i, 2i+1); else halves (i, i + D/2). Positions past the table are
 // clamped to its last row (the runtime refuses such runs before they start).
 #include "common.glslh"
@@ -12,7 +12,7 @@ layout(constant_id = 3) const uint ROWS = 1;
 layout(constant_id = 4) const uint MAXPOS = 1;
 
 layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) readonly buffer P { int pos[]; };
+layout(std140, binding = 1) uniform P { int pos0; };  // the position: a uniform (not a storage buffer)
 layout(std430, binding = 2) readonly buffer T { vec2 cs[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y[]; };
 
@@ -27,7 +27,7 @@ void main() {
 #else
   const uint i0 = base + i, i1 = i0 + half_d;
 #endif
-  const uint p = uint(clamp(pos[0] + int(r), 0, int(MAXPOS) - 1));
+  const uint p = uint(clamp(pos0 + int(r), 0, int(MAXPOS) - 1));
   const vec2 c = cs[p * half_d + i];
   const float x0 = x[i0], x1 = x[i1];
   y[i0] = x0 * c.x - x1 * c.y;

@@ -19,7 +19,7 @@ layout(constant_id = 6) const uint MAXPOS = 1;
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer K { float k[]; };
 layout(std430, binding = 2) readonly buffer V { vec2 v[]; };
-layout(std430, binding = 3) readonly buffer P { int pos[]; };
+layout(std140, binding = 3) uniform P { int pos0; };  // the position: a uniform (not a storage buffer)
 layout(std430, binding = 4) readonly buffer T { vec2 cs[]; };
 layout(std430, binding = 5) writeonly buffer QR { vec2 qr[]; };
 layout(std430, binding = 6) writeonly buffer KR { vec2 kr[]; };
@@ -54,7 +54,7 @@ void main() {
   const uint half_d = D / 2, qw = HQ * half_d, per_row = qw + HKV * half_d;
   if (g >= ROWS * per_row) return;
   const uint r = g / per_row, rem = g % per_row;
-  const uint p = uint(clamp(pos[0] + int(r), 0, int(MAXPOS) - 1));
+  const uint p = uint(clamp(pos0 + int(r), 0, int(MAXPOS) - 1));
   const bool is_q = rem < qw;
   const uint local = is_q ? rem : rem - qw, h = local / half_d, w = local % half_d;
   const uint width = (is_q ? HQ : HKV) * D, base = r * width + h * D;
@@ -64,7 +64,7 @@ void main() {
     return;
   }
   kr[(r * width + h * D) / 2u + w] = y;
-  const int pc = pos[0] + int(r);
+  const int pc = pos0 + int(r);
   if (pc < 0 || uint(pc) >= S) return;
   const uint at = (h * S + uint(pc)) * half_d + w;
   const vec2 vv = v[(r * width + h * D) / 2u + w];

@@ -50,7 +50,8 @@ struct PlanPipeline {
   std::vector<PlanSpec> spec;
   uint32_t local_size[3] = {1, 1, 1};
   uint32_t push_constant_size = 0;
-  std::vector<uint32_t> bindings;
+  std::vector<uint32_t> bindings;          // every binding, sorted (a dispatch's buffers follow it)
+  std::vector<uint32_t> uniform_bindings;  // those that are uniform buffers (the rest: storage)
   uint32_t required_subgroup_size = 0;
   uint32_t shared_memory_bytes = 0;
   bool int_dot = false;

@@ -70,7 +70,10 @@ PlanRequirements DeriveRequirements(const BundlePlan& plan, uint32_t offset_alig
       r.max_compute_work_group_size[i] = std::max(r.max_compute_work_group_size[i], p.local_size[i]);
     r.max_push_constants_size = std::max(r.max_push_constants_size, p.push_constant_size);
     r.max_per_stage_descriptor_storage_buffers =
-        std::max<uint32_t>(r.max_per_stage_descriptor_storage_buffers, uint32_t(p.bindings.size()));
+        std::max<uint32_t>(r.max_per_stage_descriptor_storage_buffers,
+                           uint32_t(p.bindings.size() - p.uniform_bindings.size()));
+    // Uniform buffers: at most one small block per pipeline, within every device's minimum limits
+    // (12 per stage, 16 KiB range), so no requirement is recorded.
   }
   if (r.cooperative_matrix_nv) r.extensions.push_back("VK_NV_cooperative_matrix");
   if (r.cooperative_matrix_khr) r.extensions.push_back("VK_KHR_cooperative_matrix");
@@ -113,7 +116,10 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
     std::vector<fbb::SpecConstant> spec;
     for (const auto& s : p.spec) spec.emplace_back(s.id, s.value);
     std::vector<flatbuffers::Offset<fbb::Binding>> binds;
-    for (uint32_t bi : p.bindings) binds.push_back(fbb::CreateBinding(b, bi));
+    for (uint32_t bi : p.bindings) {
+      const bool uniform = std::find(p.uniform_bindings.begin(), p.uniform_bindings.end(), bi) != p.uniform_bindings.end();
+      binds.push_back(fbb::CreateBinding(b, bi, uniform ? fbb::DescriptorType::UniformBuffer : fbb::DescriptorType::StorageBuffer));
+    }
     const std::vector<uint32_t> ls(p.local_size, p.local_size + 3);
     pipes.push_back(fbb::CreatePipeline(b, b.CreateString(p.name), p.module, b.CreateString("main"),
                                         b.CreateVectorOfStructs(spec), b.CreateVector(ls),

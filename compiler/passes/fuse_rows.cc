@@ -26,7 +26,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
   for (size_t j = 0; j < n; ++j) {
     const ir::Op& op = g.ops[j];
     if (!fold.folded[j].empty()) continue;
-    if (op.type == ir::OpType::RmsNorm) {
+    if (op.type == ir::OpType::RmsNorm && max_storage_buffers >= 5) {  // x, residual, w, sum, y
       const int x = op.inputs[0], i = producer[size_t(x)];
       if (i < 0 || p.emitted_by[size_t(i)] >= 0) continue;
       const ir::Op& add = g.ops[size_t(i)];
@@ -39,7 +39,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
       if (!later) continue;
       p.emitted_by[size_t(i)] = int(j);
       p.row_input[j] = i;
-    } else if (op.type == ir::OpType::Attention && max_storage_buffers >= 9) {
+    } else if (op.type == ir::OpType::Attention && max_storage_buffers >= 8) {  // + the position (uniform)
       const int q = op.inputs[0], k = op.inputs[1], rq = producer[size_t(q)], rk = producer[size_t(k)];
       if (rq < 0 || rk < 0 || rq == rk) continue;
       const ir::Op& a = g.ops[size_t(rq)];

@@ -6,7 +6,10 @@
 //  - a `silu` whose output only a `mul` reads is computed by that mul (y = silu(a) * b);
 //  - the two `rope` ops whose outputs only an `attention` reads (its q and k, same attributes and
 //    position) run with its KV-cache append as one dispatch (rope_append.comp), where the target
-//    allows its 9 storage buffers per stage.
+//    allows its 8 storage buffers per stage (the position is a uniform buffer).
+// A residual add is fused into its norm only where the target allows the row kernel's 5 storage
+// buffers per stage (and the per-token quantization only where its 2 more fit: decided at
+// lowering), so targets with 4 (android-baseline-2022, adreno-7xx, mali-valhall) run them apart.
 // The op indices never change: a fused op stays in the graph and compiles to a layer without
 // commands. (The rms_norm and swiglu rows are also quantized in the same dispatch when all their
 // consumers quantize them per token: decided at lowering, where the kernel choices are known.)
@@ -28,7 +31,7 @@ struct FusePlan {
 };
 
 // `g` verified and folded; `fold` its fold plan.
-// `max_storage_buffers`: the target's per-stage limit (the rope + append kernel binds 9).
-FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage_buffers = 9);
+// `max_storage_buffers`: the target's per-stage storage-buffer limit.
+FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage_buffers = 8);
 
 }  // namespace vkqc

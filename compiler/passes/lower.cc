@@ -435,6 +435,9 @@ Result<uint32_t> PipelineTable::PipelineFor(const linear::DispatchParams& d, Bun
   std::copy(d.local_size, d.local_size + 3, pp.local_size);
   pp.push_constant_size = r.push_constant_size;
   pp.bindings = r.storage_buffer_bindings;
+  pp.bindings.insert(pp.bindings.end(), r.uniform_buffer_bindings.begin(), r.uniform_buffer_bindings.end());
+  std::sort(pp.bindings.begin(), pp.bindings.end());
+  pp.uniform_bindings = r.uniform_buffer_bindings;
   pp.required_subgroup_size = d.required_subgroup_size;
   pp.shared_memory_bytes = d.shared_memory_bytes;
   pp.int_dot = r.uses_int_dot;

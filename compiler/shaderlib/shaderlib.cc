@@ -125,8 +125,11 @@ Result<ShaderReflection> ReflectSpirvDirect(const std::vector<uint32_t>& w) {
         if (b == 0) return InternalError("push-constant member of a type the direct reflection does not size");
         r.push_constant_size = std::max(r.push_constant_size, offsets[{pointee, m}] + b);
       }
-    } else if (sc == 0 || sc == 2) {  // UniformConstant, Uniform
-      return InternalError("shader uses descriptor types other than storage buffers");
+    } else if (sc == 2) {  // Uniform: a uniform buffer block
+      if (set[id] != 0) return InternalError("shader uses a descriptor set other than 0");
+      r.uniform_buffer_bindings.push_back(binding[id]);
+    } else if (sc == 0) {  // UniformConstant
+      return InternalError("shader uses descriptor types other than storage and uniform buffers");
     }
   }
   // Two views of one buffer (e.g. float and vec4) share a binding: one descriptor.
@@ -154,8 +157,14 @@ Result<ShaderReflection> ReflectSpirv(const std::vector<uint32_t>& spirv) {
     std::sort(r.storage_buffer_bindings.begin(), r.storage_buffer_bindings.end());
     r.storage_buffer_bindings.erase(std::unique(r.storage_buffer_bindings.begin(), r.storage_buffer_bindings.end()),
                                     r.storage_buffer_bindings.end());
-    if (!res.uniform_buffers.empty() || !res.sampled_images.empty() || !res.storage_images.empty())
-      return InternalError("shader uses descriptor types other than storage buffers");
+    for (const auto& b : res.uniform_buffers) {
+      if (comp.get_decoration(b.id, spv::DecorationDescriptorSet) != 0)
+        return InternalError("shader uses a descriptor set other than 0");
+      r.uniform_buffer_bindings.push_back(comp.get_decoration(b.id, spv::DecorationBinding));
+    }
+    std::sort(r.uniform_buffer_bindings.begin(), r.uniform_buffer_bindings.end());
+    if (!res.sampled_images.empty() || !res.storage_images.empty())
+      return InternalError("shader uses descriptor types other than storage and uniform buffers");
     for (const auto& pc : res.push_constant_buffers) {
       const auto& type = comp.get_type(pc.base_type_id);
       r.push_constant_size = uint32_t(comp.get_declared_struct_size(type));

@@ -12,6 +12,7 @@ namespace vkqc {
 
 struct ShaderReflection {
   std::vector<uint32_t> storage_buffer_bindings;  // set 0, sorted
+  std::vector<uint32_t> uniform_buffer_bindings;  // set 0, sorted (small parameter blocks: the position)
   uint32_t push_constant_size = 0;                // bytes of the push-constant block (0: none)
   std::vector<uint32_t> spec_constant_ids;        // sorted
   bool uses_subgroup_arithmetic = false;

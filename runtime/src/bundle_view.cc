@@ -100,7 +100,9 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
     if (!p->bindings() || p->bindings()->size() == 0 || p->bindings()->size() > 16) return Bad(w + ": bad bindings");
     for (uint32_t j = 0; j < p->bindings()->size(); ++j) {
       if (p->bindings()->Get(j)->binding() >= 16) return Bad(w + ": binding number out of range");
-      if (p->bindings()->Get(j)->type() != fbb::DescriptorType::StorageBuffer) return Bad(w + ": unsupported descriptor type");
+      const auto type = p->bindings()->Get(j)->type();
+      if (type != fbb::DescriptorType::StorageBuffer && type != fbb::DescriptorType::UniformBuffer)
+        return Bad(w + ": unsupported descriptor type");
     }
     if (p->push_constant_size() > 256 || p->push_constant_size() % 4) return Bad(w + ": bad push-constant size");
     if (p->spec_constants() && p->spec_constants()->size() > 64) return Bad(w + ": too many specialization constants");
@@ -177,6 +179,11 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
                      std::to_string(limit) + " bytes)");
         if (s->offset() % rq->min_storage_buffer_offset_alignment() != 0 && rq->min_storage_buffer_offset_alignment())
           return Bad(cw + " binding " + std::to_string(si) + ": offset not aligned to the bundle's alignment");
+        // Uniform blocks: within every device's minimum range (16 KiB) and offset alignment (256).
+        if (p->bindings()->Get(si)->type() == fbb::DescriptorType::UniformBuffer &&
+            (s->size() > 16384 || s->offset() % 256 != 0))
+          return Bad(cw + " binding " + std::to_string(si) + ": a uniform-buffer slice must be at most 16 KiB at a "
+                     "256-byte aligned offset");
       }
     }
     for (uint32_t li = 0; li < nlayers; ++li) {

@@ -24,7 +24,8 @@ using namespace vkqc::rt;
 Err vkqc_model_t::CreateBuffer(uint64_t size, bool host_visible, Buffer* out) {
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = std::max<uint64_t>(size, 16);
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+              VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   if (VkResult r = vkCreateBuffer(ctx->device, &bci, ctx->alloc, &out->buffer); r != VK_SUCCESS)
     return VkFail(r, "vkCreateBuffer");
@@ -139,7 +140,7 @@ Err vkqc_model_t::CreatePipelines() {
     const auto* p = b->pipelines()->Get(i);
     std::vector<VkDescriptorSetLayoutBinding> binds;
     for (const auto* bd : *p->bindings())
-      binds.push_back({bd->binding(), VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+      binds.push_back({bd->binding(), VkDescriptorType(bd->type()), 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
     VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     dl.bindingCount = uint32_t(binds.size());
     dl.pBindings = binds.data();
@@ -201,19 +202,22 @@ VkBuffer vkqc_model_t::BufferFor(uint32_t program, const vkqc::fb::bundle::Buffe
 
 Err vkqc_model_t::CreateDescriptors() {
   const auto* b = view.bundle;
-  uint32_t sets = 0, descs = 0;
+  uint32_t sets = 0, storage = 0, uniform = 0;
   for (const auto* pr : *b->programs())
     for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci)
       if (fbb::Command(pr->commands_type()->Get(ci)) == fbb::Command::Dispatch) {
         ++sets;
-        descs += static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci))->buffers()->size();
+        const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
+        for (const auto* bd : *b->pipelines()->Get(d->pipeline())->bindings())
+          ++(bd->type() == fbb::DescriptorType::UniformBuffer ? uniform : storage);
       }
   if (sets == 0) return Ok();
-  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descs};
+  VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(storage, 1u)},
+                                {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, std::max(uniform, 1u)}};
   VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   pci.maxSets = sets;
-  pci.poolSizeCount = 1;
-  pci.pPoolSizes = &ps;
+  pci.poolSizeCount = 2;
+  pci.pPoolSizes = ps;
   if (VkResult r = vkCreateDescriptorPool(ctx->device, &pci, ctx->alloc, &pool); r != VK_SUCCESS)
     return VkFail(r, "vkCreateDescriptorPool");
   for (uint32_t pi = 0; pi < b->programs()->size(); ++pi) {
@@ -238,7 +242,7 @@ Err vkqc_model_t::CreateDescriptors() {
         writes[si].dstSet = set;
         writes[si].dstBinding = binds->Get(si)->binding();
         writes[si].descriptorCount = 1;
-        writes[si].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[si].descriptorType = VkDescriptorType(binds->Get(si)->type());
         writes[si].pBufferInfo = &infos[si];
       }
       vkUpdateDescriptorSets(ctx->device, uint32_t(writes.size()), writes.data(), 0, nullptr);

@@ -93,6 +93,20 @@ else
   fail "Q8_0 GGUF generation = numpy decoder" "numpy: $want8" "$(last_run_report)"
 fi
 
+# Phone-class targets (4 storage buffers per stage: the position is a uniform buffer, and the row
+# fusions that need more bindings are left out): the bundles compile, and mali-valhall's (int8 dot)
+# runs on lavapipe with the numpy decoder's tokens; android-baseline-2022's matches the reference.
+for t in adreno-7xx mali-valhall android-baseline-2022; do
+  expect_writes "compile the GGUF for $t" "$WORK/$t.vkqb" compile "$M/model.gguf" --target "$t" --tokens 1,4 -o "$WORK/$t.vkqb"
+done
+vk generate "$WORK/mali-valhall.vkqb" --prompt-ids "$want_ids" --max-new-tokens 32 --ignore-eos --validation
+if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$got" ]; then
+  ok "the mali-valhall bundle (4 storage buffers per stage) generates the same tokens on lavapipe"
+else
+  fail "mali-valhall bundle generation" "want $got" "$(last_run_report)"
+fi
+expect_pass "android-baseline-2022 bundle = reference (tokens 4)" run "$WORK/android-baseline-2022.vkqb" --tokens 4 --validation --reference "$M/model.gguf"
+
 # The same prompt as ids gives the same tokens; the bundle's tokenizer still prints the text.
 vk generate "$B" --prompt-ids "$want_ids" --max-new-tokens 32 --ignore-eos
 if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$got" ] && out_has "text: "; then

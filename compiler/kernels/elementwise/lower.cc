@@ -44,7 +44,8 @@ Status LowerSwiglu(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl
   const ir::Op& op = ctx.op(i);
   const ir::Tensor& y = ctx.tensor(op.outputs[0]);
   const int64_t c = y.shape.back(), rows = y.NumElements(ctx.tokens()) / c;
-  const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]);
+  const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]) &&
+                     5u <= ctx.profile().max_per_stage_descriptor_storage_buffers;  // a, b, y, rows, params
   std::vector<kernels::Bind> binds{ctx.Read(ctx.op(size_t(silu)).inputs[0]), ctx.Read(op.inputs[1]),
                                    ctx.Write(op.outputs[0])};
   kernels::LowerContext::Quantized q;

@@ -62,7 +62,9 @@ Status LowerRow(kernels::LowerContext& ctx, size_t i, int add, bool quant, PlanL
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
   const int add = ctx.fuse().row_input[i];
-  const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]);
+  // The quantizing row kernel binds 2 more storage buffers (rows, parameters): only where they fit.
+  const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]) &&
+                     (add >= 0 ? 7u : 5u) <= ctx.profile().max_per_stage_descriptor_storage_buffers;
   if (add >= 0 || quant) return LowerRow(ctx, i, add, quant, pl);
   const ir::Tensor& x = ctx.tensor(op.inputs[0]);
   const int64_t c = x.shape.back(), rows = x.NumElements(ctx.tokens()) / c;

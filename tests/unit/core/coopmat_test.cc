@@ -87,6 +87,8 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GAW, 128, false, false, "linear_dq8ca_q4gaw_cm_gemm"},
       {ir::Scheme::Q8TA, ir::Scheme::Q4GAW, 256, false, false, "linear_q8ta_q4gaw_cm_gemm"},
       {ir::Scheme::Q8TA, ir::Scheme::Q8CSW, 0, true, true, "linear_i8_q8csw_q8to_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q8GSW, 32, false, false, "linear_dq8ca_q8gsw_cm_gemm"},   // GGUF Q8_0
+      {ir::Scheme::DQ8CA, ir::Scheme::Q8GSW, 128, false, false, "linear_dq8ca_q8gsw_cm_gemm"},
   };
   for (const Case& c : cases) {
     LinearShape s = Shape(c.act, c.w, c.gs);
@@ -101,7 +103,7 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
       std::string dot = c.want;
       dot.replace(dot.find("_cm_"), 4, "_dot_");
       EXPECT_EQ(dflt->VariantName(s), dot) << dflt->reason;
-      EXPECT_TRUE(Has(dflt->reason, "per-group int4 fold")) << dflt->reason;
+      EXPECT_TRUE(Has(dflt->reason, "per-group fold")) << dflt->reason;
     } else {
       EXPECT_EQ(dflt->VariantName(s), c.want) << dflt->reason;
     }
