@@ -66,6 +66,8 @@ DecodedWeights DecodeWeights(const ir::Tensor& t) {
       int32_t v = (data[i / 2] >> (4 * (i % 2))) & 0xF;
       if (q.scheme == ir::Scheme::Q4GSW) {
         v = v >= 8 ? v - 16 : v;  // symmetric, q in [-8, 7]
+      } else if (q.scheme == ir::Scheme::Q4GMW) {
+        // q in [0, 15] as stored; the minimum is applied per group
       } else {
         const int64_t n = i / d.k, g = (i % d.k) / d.group_size;
         v -= q.zero_points[n * groups + g];
@@ -74,6 +76,7 @@ DecodedWeights DecodeWeights(const ir::Tensor& t) {
     }
   }
   d.scales = q.scales;
+  d.mins = q.mins;
   return d;
 }
 
@@ -88,15 +91,22 @@ LinearOut LinearQuantized(const std::vector<int32_t>& xq, const std::vector<QPar
     for (int64_t n = 0; n < w.n; ++n) {
       double y = 0, mag = 0;
       for (int64_t g = 0; g < groups; ++g) {
-        int32_t acc = 0, abs_acc = 0;
+        int32_t acc = 0, abs_acc = 0, xs = 0, abs_xs = 0;
         for (int64_t k = g * w.group_size; k < (g + 1) * w.group_size; ++k) {
           const int32_t t = (xq[r * w.k + k] - p.zero_point) * w.w[n * w.k + k];
           acc += t;
           abs_acc += std::abs(t);
+          xs += xq[r * w.k + k] - p.zero_point;
+          abs_xs += std::abs(xq[r * w.k + k] - p.zero_point);
         }
         const double s = double(p.scale) * double(w.scales[n * groups + g]);
         y += double(acc) * s;
         mag += double(abs_acc) * s;
+        if (!w.mins.empty()) {
+          const double mm = double(p.scale) * double(w.mins[n * groups + g]);
+          y -= double(xs) * mm;
+          mag += double(abs_xs) * std::fabs(mm);
+        }
       }
       if (bias) {
         y += bias[n];
@@ -119,8 +129,9 @@ LinearOut LinearWeightOnly(const float* x, int64_t m, const DecodedWeights& w, c
     for (int64_t n = 0; n < w.n; ++n) {
       double y = 0, mag = 0;
       for (int64_t k = 0; k < w.k; ++k) {
-        const double t = double(x[r * w.k + k]) * double(w.scales[n * groups + k / w.group_size]) *
-                         double(w.w[n * w.k + k]);
+        const int64_t gi = n * groups + k / w.group_size;
+        const double wv = double(w.scales[gi]) * double(w.w[n * w.k + k]) - (w.mins.empty() ? 0.0 : double(w.mins[gi]));
+        const double t = double(x[r * w.k + k]) * wv;
         y += t;
         mag += std::fabs(t);
       }

@@ -36,6 +36,7 @@ struct DecodedWeights {
   int64_t n = 0, k = 0, group_size = 0;
   std::vector<int32_t> w;      // [N][K]
   std::vector<float> scales;   // [N][K / group_size]
+  std::vector<float> mins;     // q4gmw: [N][K / group_size], w = s * q - m; else empty
 };
 DecodedWeights DecodeWeights(const ir::Tensor& weight);
 
@@ -46,6 +47,7 @@ struct LinearOut {
 
 // Integer path: xq [M][K] int8 values with per-row parameters (one entry: per tensor).
 // acc_g = sum_{k in g} (xq - zp_x) * (w - zp_w) in int32; y = sum_g acc_g * s_x * s_w[n][g] + bias.
+// q4gmw: y = sum_g s_x * (s_w[n][g] * acc_g - m[n][g] * sum_{k in g} (xq - zp_x)) + bias.
 LinearOut LinearQuantized(const std::vector<int32_t>& xq, const std::vector<QParams>& row_params, int64_t m,
                           const DecodedWeights& w, const float* bias, bool relu);
 // Weight-only function: y = sum_k x * s_w[n][g] * (w - zp_w) + bias.

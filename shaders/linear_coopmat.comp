@@ -168,8 +168,13 @@ uvec4 load_b(uint n0, uint u, uint k0) {
 #ifdef VKQC_W4
   const uint q = CWORD(n * KW + k / 8u), g = k / GS, zp = weight_zp(n, g);
   const float s = weight_scale(n, g);
-  const vec4 a = unpack_i8x4(nibbles_minus_zp(q & 0x0F0F0F0Fu, zp)) * s;
-  const vec4 b = unpack_i8x4(nibbles_minus_zp((q >> 4) & 0x0F0F0F0Fu, zp)) * s;
+#ifdef VKQC_W4_MIN
+  const float mn = weight_min(n, g);  // q4gmw: w = s * q - m
+#else
+  const float mn = 0.0;
+#endif
+  const vec4 a = unpack_i8x4(nibbles_minus_zp(q & 0x0F0F0F0Fu, zp)) * s - mn;
+  const vec4 b = unpack_i8x4(nibbles_minus_zp((q >> 4) & 0x0F0F0F0Fu, zp)) * s - mn;
 #else
   const float s = weight_scale(n, k / GS);  // q8csw: one scale per channel; q8gsw: 8 values in one group
   const vec4 a = unpack_i8x4(CWORD(n * KW + k / 4u)) * s;

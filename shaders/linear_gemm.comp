@@ -38,6 +38,9 @@ shared uvec4 sB[BK4 * (BN / 4u)];  // [k word][4 columns]: int8 words (w - zp)
 // loaded with the tile so the fold in the inner loop reads shared memory, not global.
 shared float sS[BK4 * BN];
 #endif
+#ifdef VKQC_W4_MIN
+shared float sM[BK4 * BN];  // q4gmw: the groups' minimums, beside their scales
+#endif
 
 void main() {
   const uint tx = gl_LocalInvocationID.x;
@@ -60,6 +63,16 @@ void main() {
 #endif
   vec4 accf[RM];  // folded fp32 accumulators (int4 groups)
   for (uint i = 0u; i < RM; ++i) accf[i] = vec4(0.0);
+#ifdef VKQC_W4_MIN
+  // Per row: sum of the activations over the current group (int: of x - zx), for the minimum.
+#ifdef VKQC_INT_DOT
+  int xsum[RM];
+  for (uint i = 0u; i < RM; ++i) xsum[i] = 0;
+#else
+  float xsum[RM];
+  for (uint i = 0u; i < RM; ++i) xsum[i] = 0.0;
+#endif
+#endif
 
   for (uint k4 = 0u; k4 < K4P; k4 += BK4) {
     for (uint i = tid; i < BM * BK4; i += NT) {
@@ -89,7 +102,12 @@ void main() {
 #ifdef VKQC_WG
     for (uint i = tid; i < BN * BK4; i += NT) {
       const uint c = i / BN, col = i % BN, kg = k4 + c, n = n0 + col;
-      if (((kg + 1u) * 4u) % GS == 0u && kg < K4) sS[i] = n < N ? weight_scale(n, (kg * 4u) / GS) : 0.0;
+      if (((kg + 1u) * 4u) % GS == 0u && kg < K4) {
+        sS[i] = n < N ? weight_scale(n, (kg * 4u) / GS) : 0.0;
+#ifdef VKQC_W4_MIN
+        sM[i] = n < N ? weight_min(n, (kg * 4u) / GS) : 0.0;
+#endif
+      }
     }
 #endif
     barrier();
@@ -109,12 +127,18 @@ void main() {
         for (uint i = 0u; i < RM; ++i) {
           const uint a = a4[i][q];
           acc[i] += ivec4(SDOT(a, b.x), SDOT(a, b.y), SDOT(a, b.z), SDOT(a, b.w));
+#ifdef VKQC_W4_MIN
+          if (k4 + c < K4) xsum[i] += SDOT(a, 0x01010101u) - 4 * zx[i];  // real words only
+#endif
         }
 #else
         const vec4 w0 = unpack_i8x4(b.x), w1 = unpack_i8x4(b.y), w2 = unpack_i8x4(b.z), w3 = unpack_i8x4(b.w);
         for (uint i = 0u; i < RM; ++i) {
           const vec4 a = sA[(ty + i * TY) * SBK + c];
           accd[i] += vec4(dot(a, w0), dot(a, w1), dot(a, w2), dot(a, w3));
+#ifdef VKQC_W4_MIN
+          xsum[i] += dot(a, vec4(1.0));  // padding words are zero
+#endif
         }
 #endif
 #ifdef VKQC_WG
@@ -122,6 +146,10 @@ void main() {
         if (((kg + 1u) * 4u) % GS == 0u && kg < K4) {
           vec4 s;
           for (uint j = 0u; j < RN; ++j) s[j] = sS[c * BN + tx * RN + j];
+#ifdef VKQC_W4_MIN
+          vec4 mn;
+          for (uint j = 0u; j < RN; ++j) mn[j] = sM[c * BN + tx * RN + j];
+#endif
           for (uint i = 0u; i < RM; ++i) {
 #ifdef VKQC_INT_DOT
             accf[i] += vec4(acc[i] - zx[i] * wsum) * s;
@@ -129,6 +157,10 @@ void main() {
 #else
             accf[i] += accd[i] * s;
             accd[i] = vec4(0.0);
+#endif
+#ifdef VKQC_W4_MIN
+            accf[i] -= float(xsum[i]) * mn;
+            xsum[i] = xsum[i] * 0;
 #endif
           }
 #ifdef VKQC_INT_DOT

@@ -79,6 +79,9 @@ void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase) {
     uvec4 wv[UNR * NR];
     float sw[UNR * NR];
     int zw[UNR * NR];
+#ifdef VKQC_W4_MIN
+    float mw[UNR * NR];
+#endif
     for (uint u = 0u; u < UNR; ++u) {
       const uint c = min(c0 + u * T, UR - 1u);  // clamped: loaded, never used
       const uint g = (c * 32u) / GS;
@@ -87,6 +90,9 @@ void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase) {
         wv[u * NR + r] = weight_unit(n, c);
         sw[u * NR + r] = weight_scale(n, g);
         zw[u * NR + r] = int(weight_zp(n, g));
+#ifdef VKQC_W4_MIN
+        mw[u * NR + r] = weight_min(n, g);
+#endif
       }
     }
     for (uint u = 0u; u < UNR; ++u) {
@@ -107,6 +113,9 @@ void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase) {
           const int su = SDOT(s4.x + s4.y + s4.z + s4.w, ONES);
           const int z = zw[u * NR + r];
           acc[mi * NR + r] += float(p - z * xs - zx[mi] * su + 32 * zx[mi] * z) * sw[u * NR + r];
+#ifdef VKQC_W4_MIN
+          acc[mi * NR + r] -= float(xs - 32 * zx[mi]) * mw[u * NR + r];  // the minimum: m * sum(x - zx)
+#endif
         }
       }
     }
@@ -180,6 +189,9 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
     uvec4 wv[UNR * NR];
     float sw[UNR * NR];
     float bias[UNR * NR];
+#ifdef VKQC_W4_MIN
+    float mw[UNR * NR];
+#endif
     for (uint u = 0u; u < UNR; ++u) {
       const uint c = min(c0 + u * T, UR - 1u);
       const uint g = (c * 32u) / GS;
@@ -188,6 +200,9 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
         wv[u * NR + r] = weight_unit(n, c);
         sw[u * NR + r] = weight_scale(n, g);
         bias[u * NR + r] = 8388608.0 + float(weight_zp(n, g));
+#ifdef VKQC_W4_MIN
+        mw[u * NR + r] = weight_min(n, g);
+#endif
       }
     }
     for (uint u = 0u; u < UNR; ++u) {
@@ -197,6 +212,10 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
         const uint xi = (min(mbase + mi, M - 1u) * K) / 4u + 8u * c;
         vec4 xv[8];
         for (uint j = 0u; j < 8u; ++j) xv[j] = x4[xi + j];
+#ifdef VKQC_W4_MIN
+        float xsum = 0.0;
+        for (uint j = 0u; j < 8u; ++j) xsum += dot(xv[j], vec4(1.0));
+#endif
         for (uint r = 0u; r < NR; ++r) {
           const uvec4 w = wv[u * NR + r];
           const float b = bias[u * NR + r];
@@ -206,6 +225,9 @@ void loop_float_int4_unit_groups(uint t, uint n0, uint mbase) {
                  dot(xv[2u * q + 1u], ubytes_f((w[q] >> 4u) & 0x0F0F0F0Fu, b));
           }
           acc[mi * NR + r] += p * sw[u * NR + r];
+#ifdef VKQC_W4_MIN
+          acc[mi * NR + r] -= xsum * mw[u * NR + r];
+#endif
         }
       }
     }
@@ -264,6 +286,10 @@ void loop_general(uint t, uint n0, uint mbase) {
 #ifdef VKQC_INT_DOT
       int part[MB];
       for (uint mi = 0u; mi < MB; ++mi) part[mi] = 0;
+#ifdef VKQC_W4_MIN
+      int partx[MB];  // sum of (x - zx) over the unit, for the minimum
+      for (uint mi = 0u; mi < MB; ++mi) partx[mi] = 0;
+#endif
 #endif
       for (uint q = 0u; q < 4u; ++q) {
         const uint k8 = 4u * c + q;
@@ -273,6 +299,9 @@ void loop_general(uint t, uint n0, uint mbase) {
         const uint lo = nibbles_minus_zp(wv[q] & 0x0F0F0F0Fu, zp);
         const uint hi = nibbles_minus_zp((wv[q] >> 4) & 0x0F0F0F0Fu, zp);
         const float s = weight_scale(n, g);
+#ifdef VKQC_W4_MIN
+        const float mn = weight_min(n, g);
+#endif
 #ifdef VKQC_INT_DOT
         const int sw = SDOT(lo, ONES) + SDOT(hi, ONES);
 #else
@@ -282,14 +311,30 @@ void loop_general(uint t, uint n0, uint mbase) {
           const uint m = mbase + mi;
           if (m >= M) break;
 #ifdef VKQC_INT_DOT
-          const int p = SDOT(XWORD(m * K4P + 2u * k8), lo) + SDOT(XWORD(m * K4P + 2u * k8 + 1u), hi) - zx[mi] * sw;
+          const uint xa = XWORD(m * K4P + 2u * k8), xb = XWORD(m * K4P + 2u * k8 + 1u);
+          const int p = SDOT(xa, lo) + SDOT(xb, hi) - zx[mi] * sw;
+#ifdef VKQC_W4_MIN
+          const int px = SDOT(xa, ONES) + SDOT(xb, ONES) - 8 * zx[mi];
+#else
+          const int px = 0;
+#endif
           if (unit_in_one_group) {
             part[mi] += p;
+#ifdef VKQC_W4_MIN
+            partx[mi] += px;
+#endif
           } else {
             acc[mi * NR + r] += float(p) * s;
+#ifdef VKQC_W4_MIN
+            acc[mi * NR + r] -= float(px) * mn;
+#endif
           }
 #else
-          acc[mi * NR + r] += (dot(x_vec(m, 2u * k8), flo) + dot(x_vec(m, 2u * k8 + 1u), fhi)) * s;
+          const vec4 x0 = x_vec(m, 2u * k8), x1 = x_vec(m, 2u * k8 + 1u);
+          acc[mi * NR + r] += (dot(x0, flo) + dot(x1, fhi)) * s;
+#ifdef VKQC_W4_MIN
+          acc[mi * NR + r] -= dot(x0 + x1, vec4(1.0)) * mn;
+#endif
 #endif
         }
       }
@@ -297,6 +342,10 @@ void loop_general(uint t, uint n0, uint mbase) {
       if (unit_in_one_group && 4u * c < K8) {
         const float s = weight_scale(n, (c * 32u) / GS);
         for (uint mi = 0u; mi < MB; ++mi) acc[mi * NR + r] += float(part[mi]) * s;
+#ifdef VKQC_W4_MIN
+        const float mn = weight_min(n, (c * 32u) / GS);
+        for (uint mi = 0u; mi < MB; ++mi) acc[mi * NR + r] -= float(partx[mi]) * mn;
+#endif
       }
 #endif
 #else

@@ -222,8 +222,45 @@ ConvertedWeight ConvertExact(const File& f, const TensorInfo& t, std::string* wh
       }
     return w;
   }
+  if (t.type == Type::Q4_1 || t.type == Type::Q4_K) {
+    // u4 nibbles as stored (w = s * q - m), element [r, c] in nibble (r * k + c) % 2 of byte (r * k + c) / 2.
+    w.scheme = "q4gmw";
+    w.group_size = 32;
+    w.data.assign(size_t(t.elements / 2), 0);
+    w.scales.resize(size_t(t.elements / 32));
+    w.mins.resize(size_t(t.elements / 32));
+    auto put = [&](uint64_t e, int q) { w.data[e / 2] |= uint8_t(q << (4 * (e % 2))); };
+    if (t.type == Type::Q4_1) {
+      for (uint64_t b = 0; b < t.elements / 32; ++b) {
+        const uint8_t* blk = p + b * 20;
+        w.scales[b] = HalfToFloat(U16(blk));
+        w.mins[b] = -HalfToFloat(U16(blk + 2));  // ggml: d * q + m
+        for (int j = 0; j < 16; ++j) {
+          put(b * 32 + uint64_t(j), blk[4 + j] & 0xF);
+          put(b * 32 + uint64_t(j) + 16, blk[4 + j] >> 4);
+        }
+      }
+    } else {
+      for (uint64_t b = 0; b < t.elements / 256; ++b) {
+        const uint8_t* blk = p + b * 144;
+        const float d = HalfToFloat(U16(blk)), dmin = HalfToFloat(U16(blk + 2));
+        const uint8_t* q = blk + 16;
+        for (int j = 0; j < 4; ++j) {  // 64 values: sub-blocks 2j (low nibbles) and 2j + 1 (high)
+          for (int h = 0; h < 2; ++h) {
+            uint8_t sc, mn;
+            ScaleMinK4(2 * j + h, blk + 4, &sc, &mn);
+            const uint64_t g = b * 8 + uint64_t(2 * j + h);
+            w.scales[g] = d * float(sc);
+            w.mins[g] = dmin * float(mn);
+            for (int l = 0; l < 32; ++l) put(g * 32 + uint64_t(l), h ? q[32 * j + l] >> 4 : q[32 * j + l] & 0xF);
+          }
+        }
+      }
+    }
+    return w;
+  }
   *why = std::string(TypeName(t.type)) + " has no exact form in this version's weight schemes (Q4_0 -> q4gsw, "
-         "Q8_0 -> q8gsw or q8csw)";
+         "Q8_0 -> q8gsw or q8csw, Q4_1 and Q4_K -> q4gmw)";
   return {};
 }
 

@@ -1,6 +1,7 @@
 // GGUF tensor data -> vkqc weights. Exact conversions (DESIGN 4 / 4.1): Q4_0 -> q4gsw groups of
 // 32 (fp16 scale widened, q = nibble - 8); Q8_0 -> q8gsw groups of 32 (q8csw when every block of a
-// row has the same scale);
+// row has the same scale); Q4_1 -> q4gmw groups of 32 (s = d, m = -min); Q4_K -> q4gmw groups of 32
+// (each sub-block's s = d * scale and m = dmin * min, computed in fp32 exactly as ggml does);
 // F32 / F16 / BF16 -> f32 (widened). Every ggml type this file knows can also be dequantized to
 // f32 exactly as ggml computes it (the block formats of the GGUF specification), which the
 // importer uses for embedding tables and, when the user asks, to re-quantize (with the error
@@ -29,10 +30,11 @@ Result<std::vector<float>> Dequantize(const File& f, const TensorInfo& t);
 // packed int4 (q4gsw: element [n, 2j] in the low nibble of byte [n, j], two's complement), with
 // its f32 scales ([n] or [n][k / group]).
 struct ConvertedWeight {
-  std::string scheme;  // "q8csw", "q8gsw" or "q4gsw"
+  std::string scheme;  // "q8csw", "q8gsw", "q4gsw" or "q4gmw" (u4 nibbles, w = s * q - m)
   int32_t group_size = 0;
   std::vector<uint8_t> data;
   std::vector<float> scales;
+  std::vector<float> mins;  // q4gmw: one per scale
 };
 
 // Exact conversion, or an empty scheme when the type has no exact vkqc form (the reason in `why`).

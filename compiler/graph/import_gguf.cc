@@ -143,10 +143,11 @@ class Importer {
   }
 
   int AddWeight(const std::string& name, int64_t n, int64_t k, gguf::ConvertedWeight w) {
-    const bool q4 = w.scheme == "q4gsw";
-    const int t = Add(name, {n, k}, q4 ? ir::DType::I4 : ir::DType::I8);
+    const bool q4 = w.scheme == "q4gsw", q4m = w.scheme == "q4gmw";
+    const int t = Add(name, {n, k}, q4 ? ir::DType::I4 : q4m ? ir::DType::U4 : ir::DType::I8);
     ir::Quant q;
-    q.scheme = q4 ? ir::Scheme::Q4GSW : w.scheme == "q8gsw" ? ir::Scheme::Q8GSW : ir::Scheme::Q8CSW;
+    q.scheme = q4 ? ir::Scheme::Q4GSW : q4m ? ir::Scheme::Q4GMW : w.scheme == "q8gsw" ? ir::Scheme::Q8GSW : ir::Scheme::Q8CSW;
+    q.mins = std::move(w.mins);
     q.group_size = w.group_size;
     q.scales = std::move(w.scales);
     g_.tensors[size_t(t)].quant = std::move(q);
@@ -173,7 +174,7 @@ class Importer {
   Result<int> LinearFrom(const TensorInfo& t, const std::string& name, int64_t n, int64_t k) {
     std::string why;
     gguf::ConvertedWeight w = gguf::ConvertExact(f_, t, &why);
-    if (!w.scheme.empty() && !(w.scheme == "q4gsw" && k % 32 != 0)) {
+    if (!w.scheme.empty()) {
       ++recipe_[std::string(gguf::TypeName(t.type)) + " -> " + w.scheme + (w.group_size ? " g32" : "") + " (exact)"];
       return AddWeight(name, n, k, std::move(w));
     }
@@ -188,7 +189,7 @@ class Importer {
     } else {
       if (o_.requantize.empty())
         return Fail("tensor '" + name + "' is " + gguf::TypeName(t.type) + ": " + why + ". Supported exactly: Q4_0, "
-                    "Q8_0, F32/F16/BF16 with --quantize; pass --requantize q8csw or --requantize "
+                    "Q8_0, Q4_1, Q4_K, F32/F16/BF16 with --quantize; pass --requantize q8csw or --requantize "
                     "q4gsw to convert " + gguf::TypeName(t.type) + " (readable: " + gguf::DequantizableTypes() +
                     ") with the error printed per tensor");
       scheme = o_.requantize;
@@ -212,7 +213,7 @@ class Importer {
   Result<int> Embedding(const TensorInfo& t) {
     std::string why;
     gguf::ConvertedWeight w = gguf::ConvertExact(f_, t, &why);
-    if (!w.scheme.empty()) {
+    if (!w.scheme.empty() && w.scheme != "q4gmw") {  // embedding tables: f32, q8csw, q8gsw, q4gsw
       ++recipe_[std::string(gguf::TypeName(t.type)) + " -> " + w.scheme + " embedding (exact)"];
       return AddWeight(t.name, h_.vocab, h_.hidden, std::move(w));
     }
@@ -356,11 +357,7 @@ class Importer {
     } else if (g_.tensors[size_t(emb)].quant) {
       head = emb;  // tied: the lm_head reads the (int8/int4) embedding table itself
       ++recipe_["tied output (the embedding table)"];
-    } else {
-      if (o_.quantize.empty() && o_.requantize.empty())
-        return Fail("the output layer is tied to 'token_embd.weight' (" + std::string(gguf::TypeName(embt->type)) +
-                    "), which has no exact int8/int4 form for the lm_head linear: pass --requantize q8csw (or "
-                    "q4gsw) to give the lm_head a converted copy, with its error printed");
+    } else {  // tied to an f32 table: the lm_head gets its own copy in a linear weight scheme
       VKQC_ASSIGN_OR_RETURN(head, LinearFrom(*embt, "output.weight", V, C));
     }
     const int xf = Act("final_norm", C);

@@ -49,7 +49,7 @@ std::optional<ir::DType> ParseDType(const std::string& s) {
 }
 
 std::optional<ir::Scheme> ParseScheme(const std::string& s) {
-  for (int i = 0; i <= static_cast<int>(ir::Scheme::Q8GSW); ++i) {
+  for (int i = 0; i <= static_cast<int>(ir::Scheme::Q4GMW); ++i) {
     auto sc = static_cast<ir::Scheme>(i);
     if (s == ir::SchemeName(sc)) return sc;
   }
@@ -341,7 +341,7 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
   auto s = ParseScheme(scheme);
   if (!s) {
     return Fail(where, "unknown quantization scheme " + Quote(scheme) +
-                           " (known: none, q8csw, q4gsw, q4gaw, q8ta, dq8ca, q8to, float, q8pc, q8gsw)");
+                           " (known: none, q8csw, q4gsw, q4gaw, q8ta, dq8ca, q8to, float, q8pc, q8gsw, q4gmw)");
   }
   q.scheme = *s;
   if (q.scheme == ir::Scheme::DQ8CA) {
@@ -356,6 +356,7 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
   // Per-tensor schemes may give their one scale and zero point as "scale" / "zero_point".
   const bool per_tensor = q.scheme == ir::Scheme::Q8TA || q.scheme == ir::Scheme::Q8TO;
   std::vector<std::string> keys = {"scheme", "scales", "zero_points", "axis", "group_size"};
+  if (q.scheme == ir::Scheme::Q4GMW) keys.push_back("mins");
   if (per_tensor) keys.insert(keys.begin() + 1, {"scale", "zero_point"});
   VKQC_TRY(CheckKeys(j, where + " quant", keys));
   if (j.contains("scale") || j.contains("zero_point")) {
@@ -384,6 +385,9 @@ Status Importer::ParseTensorQuant(const json& j, const std::string& where, ir::Q
   }
   if (j.contains("zero_points")) {
     VKQC_ASSIGN_OR_RETURN(q.zero_points, Ints(j["zero_points"], where + " quant zero_points"));
+  }
+  if (j.contains("mins")) {
+    VKQC_ASSIGN_OR_RETURN(q.mins, Floats(j["mins"], where + " quant mins"));
   }
   for (auto [key, field] : {std::pair{"axis", &q.axis}, std::pair{"group_size", &q.group_size}}) {
     if (!j.contains(key)) continue;

@@ -67,6 +67,8 @@ const char* SchemeName(Scheme s) {
       return "q8pc";
     case Scheme::Q8GSW:
       return "q8gsw";
+    case Scheme::Q4GMW:
+      return "q4gmw";
   }
   return "unknown-scheme";
 }

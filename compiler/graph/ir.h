@@ -18,7 +18,7 @@ int DTypeBits(DType t);
 
 // Same numbering as schema/graph.fbs Scheme.
 enum class Scheme : uint8_t {
-  None = 0, Q8CSW = 1, Q4GSW = 2, Q4GAW = 3, Q8TA = 4, DQ8CA = 5, Q8TO = 6, Float = 7, Q8PC = 8, Q8GSW = 9
+  None = 0, Q8CSW = 1, Q4GSW = 2, Q4GAW = 3, Q8TA = 4, DQ8CA = 5, Q8TO = 6, Float = 7, Q8PC = 8, Q8GSW = 9, Q4GMW = 10
 };
 const char* SchemeName(Scheme s);  // "q8csw", ...
 
@@ -28,6 +28,7 @@ struct Quant {
   std::vector<int32_t> zero_points;
   int32_t axis = 0;
   int32_t group_size = 0;
+  std::vector<float> mins;  // q4gmw: one float minimum per scale, w = s * q - m
   bool operator==(const Quant&) const = default;
 };
 

@@ -113,7 +113,7 @@ inline ir::Graph MakeQLayer(const QLayerSpec& s, uint32_t seed) {
   ir::Quant wq;
   wq.scheme = s.weights;
   std::vector<uint8_t> wdata;
-  const bool int4 = s.weights == ir::Scheme::Q4GSW || s.weights == ir::Scheme::Q4GAW;
+  const bool int4 = s.weights == ir::Scheme::Q4GSW || s.weights == ir::Scheme::Q4GAW || s.weights == ir::Scheme::Q4GMW;
   const int64_t groups = int4 || s.weights == ir::Scheme::Q8GSW ? s.k / s.group_size : 1;
   if (s.weights == ir::Scheme::Q8GSW) wq.group_size = int32_t(s.group_size);
   if (int4) {
@@ -129,6 +129,8 @@ inline ir::Graph MakeQLayer(const QLayerSpec& s, uint32_t seed) {
   std::uniform_real_distribution<float> sd(0.5f, 1.5f);
   const float base = int4 ? 1.0f / (8.0f * std::sqrt(float(s.k))) : 1.0f / (60.0f * std::sqrt(float(s.k)));
   for (int64_t i = 0; i < s.n * groups; ++i) wq.scales.push_back(sd(rng) * base);
+  if (s.weights == ir::Scheme::Q4GMW)  // w = s * q - m, q in [0, 15]: a minimum near -7.5 s
+    for (int64_t i = 0; i < s.n * groups; ++i) wq.mins.push_back(wq.scales[size_t(i)] * (7.0f + float(rng() % 5) * 0.25f));
   const int w = add({"w", {s.n, s.k}, int4 ? (s.weights == ir::Scheme::Q4GSW ? ir::DType::I4 : ir::DType::U4) : ir::DType::I8,
                      wq, OwnBytes(wdata.data(), wdata.size())});
   ir::Op op;

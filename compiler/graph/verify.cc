@@ -28,7 +28,7 @@ using verify::Quote;
 
 bool ValidDType(DType t) { return ir::DTypeBits(t) != 0; }
 bool ValidScheme(Scheme s) {
-  return static_cast<uint8_t>(s) <= static_cast<uint8_t>(Scheme::Q8GSW);
+  return static_cast<uint8_t>(s) <= static_cast<uint8_t>(Scheme::Q4GMW);
 }
 
 // Bytes a constant of `t`'s shape and dtype occupies (sub-byte types packed two per byte);
@@ -212,12 +212,15 @@ Status CheckLinearWeight(const OpCtx& c, const Tensor& w, int64_t n, int64_t k) 
   const ir::Quant& wq = *w.quant;
   const std::string wn = "weight " + Quote(w.name);
   const char* sn = ir::SchemeName(wq.scheme);
-  const bool grouped = wq.scheme == Scheme::Q4GSW || wq.scheme == Scheme::Q4GAW || wq.scheme == Scheme::Q8GSW;
+  const bool grouped = wq.scheme == Scheme::Q4GSW || wq.scheme == Scheme::Q4GAW || wq.scheme == Scheme::Q8GSW ||
+                       wq.scheme == Scheme::Q4GMW;
   if (wq.axis != 0) {
     return c.Fail(wn + " has quantization axis " + std::to_string(wq.axis) + "; " + sn +
                   " scales run along axis 0 (output channels)" +
                   (grouped ? ", then groups along K; set axis 0" : ""));
   }
+  if (wq.scheme != Scheme::Q4GMW && !wq.mins.empty())
+    return c.Fail(wn + " has mins, which only q4gmw takes");
   int64_t groups = 1;
   if (grouped) {
     const int64_t gs = wq.group_size;
@@ -269,6 +272,16 @@ Status CheckLinearWeight(const OpCtx& c, const Tensor& w, int64_t n, int64_t k) 
                       " is symmetric and takes none; remove them" +
                       (wq.scheme == Scheme::Q4GSW ? ", or quantize as q4gaw (u4 with zero points)" : ""));
       }
+      return {};
+    case Scheme::Q4GMW:
+      if (!wq.zero_points.empty())
+        return c.Fail(wn + " has zero points, but q4gmw takes a float minimum per group (mins) instead");
+      if (static_cast<int64_t>(wq.mins.size()) != want)
+        return c.Fail(wn + " has " + std::to_string(wq.mins.size()) + " mins but q4gmw needs " + Num(want) +
+                      " (one per scale, [n][g])");
+      for (size_t i = 0; i < wq.mins.size(); ++i)
+        if (!std::isfinite(wq.mins[i]))
+          return c.Fail(wn + " min[" + std::to_string(i) + "] is not finite");
       return {};
     default:  // Q4GAW
       if (static_cast<int64_t>(wq.zero_points.size()) != want) {
@@ -348,7 +361,7 @@ Status CheckLinear(const OpCtx& c) {
   }
   if (!w.quant || w.quant->scheme == Scheme::None || w.quant->scheme == Scheme::Float) {
     return c.Fail("weight " + Quote(w.name) +
-                  " is not quantized; linear needs q8csw, q8gsw, q4gsw or q4gaw weights");
+                  " is not quantized; linear needs q8csw, q8gsw, q4gsw, q4gaw or q4gmw weights");
   }
   const Scheme ws = w.quant->scheme;
   DType want_dtype;
@@ -364,12 +377,13 @@ Status CheckLinear(const OpCtx& c) {
       dtype_hint = " (two's-complement nibbles in [-8, 7], two per byte, low nibble first)";
       break;
     case Scheme::Q4GAW:
+    case Scheme::Q4GMW:
       want_dtype = DType::U4;
       dtype_hint = " (nibbles in [0, 15], two per byte, low nibble first)";
       break;
     default:
       return c.Fail(std::string("weight ") + Quote(w.name) + " has scheme " + ir::SchemeName(ws) +
-                    ", which is not a weight scheme; use q8csw, q8gsw, q4gsw or q4gaw");
+                    ", which is not a weight scheme; use q8csw, q8gsw, q4gsw, q4gaw or q4gmw");
   }
   if (w.dtype != want_dtype) {
     return c.Fail("weight " + Quote(w.name) + " is " + ir::DTypeName(w.dtype) + "; " +

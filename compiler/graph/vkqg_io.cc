@@ -80,6 +80,7 @@ Status Reader::ReadQuant(const fbg::Quant* q, const std::string& owner, ir::Quan
   }
   out.axis = q->axis();
   out.group_size = q->group_size();
+  if (q->mins()) out.mins.assign(q->mins()->begin(), q->mins()->end());
   return {};
 }
 
@@ -377,8 +378,9 @@ flatbuffers::Offset<fbg::Quant> WriteQuant(flatbuffers::FlatBufferBuilder& fbb,
                                            const ir::Quant& q) {
   auto scales = fbb.CreateVector(q.scales);
   auto zps = fbb.CreateVector(q.zero_points);
+  auto mins = q.mins.empty() ? flatbuffers::Offset<flatbuffers::Vector<float>>() : fbb.CreateVector(q.mins);
   return fbg::CreateQuant(fbb, static_cast<fbg::Scheme>(q.scheme), scales, zps, q.axis,
-                          q.group_size);
+                          q.group_size, mins);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 tokenizer, and beside it the same model as make_example.py's directory (config.json +
 weights.safetensors) for the independent numpy decoder tests/e2e/llama_reference.py.
 
-usage: make_gguf.py OUT_DIR [--seed S] [--type q4_0|q8_0] [--float-weights f16|bf16|f32] [--broken KIND]
+usage: make_gguf.py OUT_DIR [--seed S] [--type q4_0|q8_0|q4_1|q4_k] [--float-weights f16|bf16|f32] [--broken KIND]
   OUT_DIR/model.gguf     token_embd Q4_0, attention/MLP projections Q4_0 (Q and K rows permuted per
                          head the way llama.cpp's converter stores them), output Q8_0 (one scale per
                          row), norms F32; tokenizer.ggml.* (model "llama": 512 pieces with scores,
@@ -14,6 +14,10 @@ usage: make_gguf.py OUT_DIR [--seed S] [--type q4_0|q8_0] [--float-weights f16|b
 
 --type q8_0 writes the embedding and the projections as Q8_0 blocks holding the same values (the
 int4 codes as int8 with each group's scale: one scale per block, so they import as q8gsw).
+--type q4_1 / q4_k write them with a minimum per group: Q4_1 stores q + 8 with d = s and m = -8 s;
+Q4_K stores q + 8 in super-blocks of 256 whose 8 sub-block scales are d * sc (6-bit sc, d fp16) and
+minimums dmin * mn with dmin = 8 d and mn = sc, so the reference's scales are rewritten to d * sc
+(computed in fp32) first: both files import exactly as q4gmw and describe the same function.
 --float-weights writes the projections as float (the dequantized values; importing them needs
 --quantize). --broken writes a file the importer must refuse with a clear error (tests/e2e/gguf.sh):
 arch (architecture "gpt2"), missing-key (no llama.block_count), shape (attn_k rows doubled in the
@@ -38,8 +42,9 @@ GROUP = 32
 # GGUF value types
 U32, I32, F32, BOOL, STRING, ARRAY, U64 = 4, 5, 6, 7, 8, 9, 10
 # ggml types
-GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q8_0, GGML_BF16 = 0, 1, 2, 8, 30
+GGML_F32, GGML_F16, GGML_Q4_0, GGML_Q4_1, GGML_Q8_0, GGML_Q4_K, GGML_BF16 = 0, 1, 2, 3, 8, 12, 30
 BROKEN = ["arch", "missing-key", "shape", "no-merges", "truncated"]
+TYPES = {"q4_0": GGML_Q4_0, "q8_0": GGML_Q8_0, "q4_1": GGML_Q4_1, "q4_k": GGML_Q4_K}
 
 
 def read_safetensors(path):
@@ -112,6 +117,52 @@ def q8_0_groups(q, scales):
     for r in range(n):
         for g in range(k // GROUP):
             out += np.float16(scales[r, g]).tobytes() + q[r, g * GROUP:(g + 1) * GROUP].astype(np.int8).tobytes()
+    return bytes(out)
+
+
+def q4_1(q, scales):
+    """int [-8, 7] [n, k], f16-exact scales [n, k/32] -> Q4_1 (d = s, m = -8 s, stored q + 8)."""
+    n, k = q.shape
+    out = bytearray()
+    for r in range(n):
+        for g in range(k // GROUP):
+            u = q[r, g * GROUP:(g + 1) * GROUP].astype(np.int32) + 8
+            s = np.float16(scales[r, g])
+            out += s.tobytes() + np.float16(-8.0 * np.float32(s)).tobytes()
+            out += bytes(int(u[j]) | (int(u[j + 16]) << 4) for j in range(16))
+    return bytes(out)
+
+
+def q4_k_scales(scales):
+    """Per super-block of 8 groups: d (fp16) and 6-bit sc with s ~ d * sc; returns (d [n, k/256], sc
+    [n, k/32], the exact fp32 scales d * sc)."""
+    n, g = scales.shape
+    s = scales.reshape(n, g // 8, 8).astype(np.float32)
+    d = (s.max(axis=2) / 63.0).astype(np.float16)
+    sc = np.clip(np.rint(s / d.astype(np.float32)[:, :, None]), 1, 63).astype(np.int32)
+    exact = (d.astype(np.float32)[:, :, None] * sc.astype(np.float32)).astype(np.float32)
+    return d, sc.reshape(n, g), exact.reshape(n, g)
+
+
+def q4_k(q, d, sc):
+    """int [-8, 7] [n, k] with super-block d [n, k/256] and sub-block sc [n, k/32] -> Q4_K bytes (stored q + 8,
+    dmin = 8 d, mn = sc)."""
+    n, k = q.shape
+    out = bytearray()
+    for r in range(n):
+        for b in range(k // 256):
+            u = q[r, b * 256:(b + 1) * 256].astype(np.int32) + 8
+            scs = [int(x) for x in sc[r, b * 8:(b + 1) * 8]]
+            mns = scs
+            dd = np.float16(d[r, b])
+            out += dd.tobytes() + np.float16(8.0 * np.float32(dd)).tobytes()
+            packed = [0] * 12
+            for j in range(4):
+                packed[j] = scs[j] | ((scs[j + 4] >> 4) << 6)
+                packed[j + 4] = mns[j] | ((mns[j + 4] >> 4) << 6)
+                packed[j + 8] = (scs[j + 4] & 0xF) | ((mns[j + 4] & 0xF) << 4)
+            out += bytes(packed)
+            out += bytes(int(u[64 * j + l]) | (int(u[64 * j + 32 + l]) << 4) for j in range(4) for l in range(32))
     return bytes(out)
 
 
@@ -205,7 +256,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--type", choices=["q4_0", "q8_0"], default="q4_0")
+    ap.add_argument("--type", choices=["q4_0", "q8_0", "q4_1", "q4_k"], default="q4_0")
     ap.add_argument("--float-weights", choices=["f16", "bf16", "f32"])
     ap.add_argument("--broken", choices=BROKEN)
     a = ap.parse_args(argv)
@@ -218,6 +269,13 @@ def main(argv):
     for name in t:  # every scale to the nearest fp16: what Q4_0 / Q8_0 hold
         if name.endswith("_scale"):
             t[name] = t[name].astype(np.float16).astype(np.float32)
+    q4k = {}  # Q4_K: the int4 tensors' scales become d * sc (exact in fp32)
+    if a.type == "q4_k":
+        for name in list(t):
+            if name.endswith("_scale") and t[name[:-6]].dtype == np.uint8:
+                d, sc, exact = q4_k_scales(t[name].reshape(t[name].shape[0], -1))
+                q4k[name[:-6]] = (d, sc)
+                t[name] = exact.reshape(t[name].shape)
     write_safetensors(st_path, header, t)
 
     L, C, Hq, Hkv, D = cfg["num_layers"], cfg["hidden_size"], cfg["num_heads"], cfg["num_kv_heads"], cfg["head_dim"]
@@ -254,12 +312,19 @@ def main(argv):
         s = t[name + "_scale"].reshape(n, k // GROUP)
         if permute_heads:
             q, s = permute_rows(q, permute_heads, D), permute_rows(s, permute_heads, D)
-        return q8_0_groups(q, s) if a.type == "q8_0" else q4_0(q, s)
+        if a.type == "q4_k":
+            d, sc = q4k[name]
+            if permute_heads:
+                sc = permute_rows(sc, permute_heads, D)
+                # a super-block spans every row's 256 columns: d stays per row (permuted with it)
+                d = permute_rows(d, permute_heads, D)
+            return q4_k(q, d, sc)
+        return {"q8_0": q8_0_groups, "q4_1": q4_1}.get(a.type, q4_0)(q, s)
 
     def proj(name, n, k, permute_heads=0):
         """A projection: Q4_0, or (--float-weights) its dequantized values as float."""
         if not a.float_weights:
-            return GGML_Q8_0 if a.type == "q8_0" else GGML_Q4_0, int4(name, n, k, permute_heads)
+            return TYPES[a.type], int4(name, n, k, permute_heads)
         q = unpack_int4(t[name], n, k).astype(np.float32)
         s = np.repeat(t[name + "_scale"].reshape(n, k // GROUP), GROUP, axis=1)
         v = q * s
@@ -272,8 +337,7 @@ def main(argv):
         bits = v.astype(np.float32).view(np.uint32)
         return GGML_BF16, ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16).tobytes()
 
-    w.tensor("token_embd.weight", [C, V], GGML_Q8_0 if a.type == "q8_0" else GGML_Q4_0,
-             int4("model.embed_tokens.weight", V, C))
+    w.tensor("token_embd.weight", [C, V], TYPES[a.type], int4("model.embed_tokens.weight", V, C))
     names = {"q_proj": "attn_q", "k_proj": "attn_k", "v_proj": "attn_v", "o_proj": "attn_output",
              "gate_proj": "ffn_gate", "up_proj": "ffn_up", "down_proj": "ffn_down"}
     shapes = {"q_proj": (Hq * D, C), "k_proj": (Hkv * D, C), "v_proj": (Hkv * D, C), "o_proj": (C, Hq * D),

@@ -76,22 +76,30 @@ else
   fail "GGUF generation = numpy decoder" "vkqc:  $got" "numpy: $want"
 fi
 
-# GGUF Q8_0 (a scale per block of 32): q8gsw weights and embedding, the same function.
-"$PY" "$SRC/examples/llama/make_gguf.py" "$WORK/q8" --type q8_0 >/dev/null
-vk inspect "$WORK/q8/model.gguf"
-if [ "$RC" -eq 0 ] && out_has "14 x Q8_0 -> q8gsw g32 (exact)" && out_has "Q8_0 -> q8gsw embedding (exact)"; then
-  ok "Q8_0 imports as q8gsw (exact)"
-else
-  fail "Q8_0 imports as q8gsw" "$(last_run_report)"
-fi
-expect_writes "compile the Q8_0 model" "$WORK/q8.vkqb" compile "$WORK/q8/model.gguf" --target lavapipe --tokens 1,4 --force-accum dot -o "$WORK/q8.vkqb"
-vk generate "$WORK/q8.vkqb" --prompt "$PROMPT" --max-new-tokens 32 --ignore-eos --validation
-want8=$("$PY" "$SRC/tests/e2e/llama_reference.py" "$WORK/q8/ref" --prompt-ids "$want_ids" --max-new-tokens 32 --chunks 4,1)
-if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$(echo "$want8" | grep '^tokens:')" ]; then
-  ok "32 greedy tokens from the Q8_0 GGUF = the numpy decoder's"
-else
-  fail "Q8_0 GGUF generation = numpy decoder" "numpy: $want8" "$(last_run_report)"
-fi
+# The other exact formats, each the same function as the numpy decoder's weights: Q8_0 (a scale per
+# block of 32: q8gsw weights and embedding), Q4_1 and Q4_K (a scale and a minimum per group of 32:
+# q4gmw; their embedding tables become f32 holding ggml's dequantized values).
+declare -A RECIPE=([q8_0]="14 x Q8_0 -> q8gsw g32 (exact)" [q4_1]="14 x Q4_1 -> q4gmw g32 (exact)"
+                   [q4_k]="14 x Q4_K -> q4gmw g32 (exact)")
+for ty in q8_0 q4_1 q4_k; do
+  "$PY" "$SRC/examples/llama/make_gguf.py" "$WORK/$ty" --type "$ty" >/dev/null
+  vk inspect "$WORK/$ty/model.gguf"
+  if [ "$RC" -eq 0 ] && out_has "${RECIPE[$ty]}"; then
+    ok "${ty^^} imports exactly: ${RECIPE[$ty]}"
+  else
+    fail "${ty^^} import" "$(last_run_report)"
+  fi
+  expect_writes "compile the ${ty^^} model" "$WORK/$ty.vkqb" compile "$WORK/$ty/model.gguf" --target lavapipe --tokens 1,4 --force-accum dot -o "$WORK/$ty.vkqb"
+  vk generate "$WORK/$ty.vkqb" --prompt "$PROMPT" --max-new-tokens 32 --ignore-eos --validation
+  wantt=$("$PY" "$SRC/tests/e2e/llama_reference.py" "$WORK/$ty/ref" --prompt-ids "$want_ids" --max-new-tokens 32 --chunks 4,1)
+  if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$(echo "$wantt" | grep '^tokens:')" ]; then
+    ok "32 greedy tokens from the ${ty^^} GGUF = the numpy decoder's"
+  else
+    fail "${ty^^} GGUF generation = numpy decoder" "numpy: $wantt" "$(last_run_report)"
+  fi
+done
+vk inspect "$WORK/q8_0/model.gguf"
+out_has "Q8_0 -> q8gsw embedding (exact)" && ok "a Q8_0 embedding table stays q8gsw" || fail "Q8_0 embedding" "$(last_run_report)"
 
 # Phone-class targets (4 storage buffers per stage: the position is a uniform buffer, and the row
 # fusions that need more bindings are left out): the bundles compile, and mali-valhall's (int8 dot)

@@ -117,10 +117,13 @@ struct Case {
       for (int64_t i = 0; i < n * k; ++i) b[size_t(i / 2)] |= uint8_t((rng() % 16) << (4 * (i % 2)));
       if (scheme == ir::Scheme::Q4GAW)
         for (int64_t i = 0; i < n * groups; ++i) q.zero_points.push_back(int32_t(rng() % 16));
+      if (scheme == ir::Scheme::Q4GMW)  // w = s * q - m with m about s * 7.5 (a centred range)
+        for (int64_t i = 0; i < n * groups; ++i) q.mins.push_back(0.0f);
     }
     const float base = scheme == ir::Scheme::Q8CSW || scheme == ir::Scheme::Q8GSW ? 1.0f / (60.0f * std::sqrt(float(k)))
                                                    : 1.0f / (8.0f * std::sqrt(float(k)));
     for (int64_t i = 0; i < n * groups; ++i) q.scales.push_back(sd(rng) * base);
+    for (size_t i = 0; i < q.mins.size(); ++i) q.mins[i] = q.scales[i] * (7.5f + 0.25f * float(int(rng() % 9) - 4));
     return Const(name, std::move(shape), dt, b, q);
   }
   ir::Op& Op(const std::string& name, ir::OpType type, std::vector<int> in, std::vector<int> out) {
@@ -455,7 +458,7 @@ std::vector<Row> Rows() {
   };
   // linear: every input kind x every weight scheme x f32 / q8to output.
   for (LinX x : {LinX::F32, LinX::F32Float, LinX::F32Q8ta, LinX::F32Dq8ca, LinX::I8Q8ta, LinX::I8Q8to, LinX::I8Dq8ca})
-    for (ir::Scheme w : {ir::Scheme::Q8CSW, ir::Scheme::Q8GSW, ir::Scheme::Q4GSW, ir::Scheme::Q4GAW})
+    for (ir::Scheme w : {ir::Scheme::Q8CSW, ir::Scheme::Q8GSW, ir::Scheme::Q4GSW, ir::Scheme::Q4GAW, ir::Scheme::Q4GMW})
       for (bool q8 : {false, true}) {
         const int act = q8 ? (w == ir::Scheme::Q8CSW || w == ir::Scheme::Q8GSW ? 1 : 0) : (w == ir::Scheme::Q4GAW ? 2 : 0);
         const std::string opts = std::string(ir::SchemeName(w)) + (act == 2 ? ", fused_relu6" : ", bias") +

@@ -311,6 +311,7 @@ const Combo kFp16Combos[] = {
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32},
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 8},  // any group size on the fp16 path
     {ir::Scheme::Q8GSW, ir::Scheme::Float, false, false, 32},
+    {ir::Scheme::Q4GMW, ir::Scheme::Float, false, false, 32},  // GGUF Q4_1 / Q4_K (fp16 path)
     {ir::Scheme::Q4GAW, ir::Scheme::Float, false, false, 128},
     {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0, true},  // the NV extension
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32, true},

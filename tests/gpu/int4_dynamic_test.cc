@@ -162,14 +162,15 @@ class Int4Combos : public ::testing::TestWithParam<std::tuple<int, int, int, int
 // weights x activation x accumulation x algorithm.
 TEST_P(Int4Combos, MatchesReference) {
   const auto [wi, ai, acc, alg] = GetParam();
-  const ir::Scheme weights[] = {ir::Scheme::Q4GSW, ir::Scheme::Q4GAW, ir::Scheme::Q8CSW, ir::Scheme::Q8GSW};
+  const ir::Scheme weights[] = {ir::Scheme::Q4GSW, ir::Scheme::Q4GAW, ir::Scheme::Q8CSW, ir::Scheme::Q8GSW,
+                                ir::Scheme::Q4GMW};
   const ir::Scheme acts[] = {ir::Scheme::DQ8CA, ir::Scheme::Q8TA, ir::Scheme::Float};
   Combo c{weights[wi], acts[ai], false, false, acc ? Accum::Dequant : Accum::IntDot, alg ? Algo::Gemm : Algo::Gemv};
   Sweep(c, uint32_t(1000 * wi + 100 * ai + 10 * acc + alg));
 }
 
 std::string ComboName(const ::testing::TestParamInfo<std::tuple<int, int, int, int>>& info) {
-  static const char* w[] = {"q4gsw", "q4gaw", "q8csw", "q8gsw"};
+  static const char* w[] = {"q4gsw", "q4gaw", "q8csw", "q8gsw", "q4gmw"};
   static const char* a[] = {"dq8ca", "q8ta", "float"};
   return std::string(w[std::get<0>(info.param)]) + "_" + a[std::get<1>(info.param)] + "_" +
          (std::get<2>(info.param) ? "dequant" : "dot") + "_" + (std::get<3>(info.param) ? "gemm" : "gemv");
@@ -178,7 +179,7 @@ std::string ComboName(const ::testing::TestParamInfo<std::tuple<int, int, int, i
 // Every (weights, activation, accumulation, algorithm); float activations have no int path.
 std::vector<std::tuple<int, int, int, int>> AllCombos() {
   std::vector<std::tuple<int, int, int, int>> v;
-  for (int w = 0; w < 4; ++w)
+  for (int w = 0; w < 5; ++w)
     for (int a = 0; a < 3; ++a)
       for (int acc = a == 2 ? 1 : 0; acc < 2; ++acc)
         for (int alg = 0; alg < 2; ++alg) v.emplace_back(w, a, acc, alg);
@@ -190,7 +191,7 @@ INSTANTIATE_TEST_SUITE_P(All, Int4Combos, ::testing::ValuesIn(AllCombos()), Comb
 // int8 inputs (an earlier op's per-tensor int8) and q8to outputs, every accumulation/algorithm.
 TEST(Int4, Int8InputsAndOutputs) {
   uint32_t seed = 500;
-  for (ir::Scheme w : {ir::Scheme::Q4GSW, ir::Scheme::Q4GAW, ir::Scheme::Q8CSW, ir::Scheme::Q8GSW})
+  for (ir::Scheme w : {ir::Scheme::Q4GSW, ir::Scheme::Q4GAW, ir::Scheme::Q8CSW, ir::Scheme::Q8GSW, ir::Scheme::Q4GMW})
     for (Accum acc : {Accum::IntDot, Accum::Dequant})
       for (Algo alg : {Algo::Gemv, Algo::Gemm}) {
         Check({w, ir::Scheme::Q8TA, true, false, acc, alg}, 7, 2048, 12, 32, seed++);

@@ -38,7 +38,7 @@ uint32_t LinearChoice::SharedMemoryBytes() const {
   if (algo == Algo::Gemm) {
     // sA: int-dot rows of bk4 / 4 + 1 uvec4 (16-byte loads of 4 K words), dequant rows of bk4 + 1 vec4.
     const uint32_t a_row = accum == Accum::IntDot ? (bk4 / 4 + 1) * 16 : (bk4 + 1) * 16;
-    return ty * rm * a_row + bk4 * tx * rn * 4 + (int4 ? bk4 * tx * rn * 4 : 0);
+    return ty * rm * a_row + bk4 * tx * rn * 4 + (int4 ? bk4 * tx * rn * 4 : 0) + (mins ? bk4 * tx * rn * 4 : 0);
   }
   const uint32_t slots = subgroup_size ? threads / subgroup_size : threads;
   return slots * nr * 4 + nr * 4;
@@ -142,6 +142,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   if (s.Int4()) defs.push_back("VKQC_W4");
   if (s.weights == ir::Scheme::Q8GSW) defs.push_back("VKQC_W8G");
   if (s.weights == ir::Scheme::Q4GAW) defs.push_back("VKQC_W4_ZP");
+  if (s.weights == ir::Scheme::Q4GMW) defs.push_back("VKQC_W4_MIN");
   // Per-row activation parameters: computed for this layer (int path), or carried by a
   // per-token int8 input (either path).
   const bool int_path = c.accum == Accum::IntDot || (cm && c.cm_int8);

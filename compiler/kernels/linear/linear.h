@@ -35,7 +35,7 @@ struct LinearShape {
   bool out_q8 = false;                    // q8to output
   bool conv = false;                      // the GEMM of a convolution (no cooperative matrix yet)
   bool Quantized() const { return x_int8 || act == ir::Scheme::Q8TA || act == ir::Scheme::DQ8CA; }
-  bool Int4() const { return weights == ir::Scheme::Q4GSW || weights == ir::Scheme::Q4GAW; }
+  bool Int4() const { return weights == ir::Scheme::Q4GSW || weights == ir::Scheme::Q4GAW || weights == ir::Scheme::Q4GMW; }
   // Scales per group along K (int4 schemes and q8gsw), folded into fp32 at each group's end.
   bool Grouped() const { return Int4() || weights == ir::Scheme::Q8GSW; }
 };
@@ -76,7 +76,8 @@ struct LinearChoice {
   // subgroup_size > 0 pins the subgroup width and enables the subgroupAdd reduction.
   // unroll: 16-byte weight units each thread loads per iteration before computing.
   uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0, unroll = 1;
-  bool int4 = false;   // int4 weights (the GEMM stages group scales in shared memory)
+  bool int4 = false;   // grouped weights (the GEMM stages group scales in shared memory)
+  bool mins = false;   // q4gmw (the GEMM stages the groups' minimums too)
   // Cooperative matrix (accum CoopMat, algo Gemm): cm_m x cm_n x cm_k matrix shape; a workgroup
   // of cm_wm x cm_wn subgroups of cm_sg invocations, each cm_tm x cm_tn tiles, so the block is
   // (cm_wm*cm_tm*cm_m) x (cm_wn*cm_tn*cm_n); cm_bkw shared words (4 bytes) along K per step;
@@ -125,9 +126,11 @@ struct PackedLinear {
 };
 
 // `w` is the weight tensor's data as the IR holds it (i8 bytes, or i4/u4 two per byte, low
-// nibble first); `scales` has N (q8csw) or N*G entries; `zero_points` N*G (q4gaw) or empty.
+// nibble first); `scales` has N (q8csw) or N*G entries; `zero_points` N*G (q4gaw) or empty;
+// `mins` N*G (q4gmw: w = s * q - m, stored as f32 where q4gaw keeps its zero points) or null.
 PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t k, int64_t group_size,
-                        const float* scales, const int32_t* zero_points, const float* bias /* nullable */);
+                        const float* scales, const int32_t* zero_points, const float* bias /* nullable */,
+                        const float* mins = nullptr);
 // The signed weight values (w - zp) back from a packed region (round-trip tests).
 std::vector<int32_t> UnpackLinear(ir::Scheme scheme, const PackedLinear& p, int64_t n, int64_t k, int64_t group_size);
 

@@ -23,7 +23,8 @@ Status Pack(kernels::PackContext& ctx, size_t i) {
   const ir::Quant& q = *w.quant;
   auto packed = std::make_shared<PackedLinear>(
       PackLinear(q.scheme, w.data->data(), n, k, q.group_size, q.scales.data(),
-                 q.zero_points.empty() ? nullptr : q.zero_points.data(), bias));
+                 q.zero_points.empty() ? nullptr : q.zero_points.data(), bias,
+                 q.mins.empty() ? nullptr : q.mins.data()));
   VKQC_TRY(ctx.AddConstants(i, packed->region));
   ctx.Keep(i, packed);
   return {};

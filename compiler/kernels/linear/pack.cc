@@ -32,9 +32,9 @@ void Put(std::vector<uint8_t>& region, uint32_t word, T v) {
 }  // namespace
 
 PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t k, int64_t group_size,
-                        const float* scales, const int32_t* zero_points, const float* bias) {
+                        const float* scales, const int32_t* zero_points, const float* bias, const float* mins) {
   PackedLinear p;
-  const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW;
+  const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW || scheme == ir::Scheme::Q4GMW;
   const bool grouped = int4 || scheme == ir::Scheme::Q8GSW;
   const int64_t groups = grouped ? k / group_size : 1;
   p.kw = int4 ? PackedK8(k) : PackedK4(k);
@@ -44,6 +44,9 @@ PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t 
   if (scheme == ir::Scheme::Q4GAW) {
     p.zp_off = next;
     next += uint32_t((n * groups + 3) / 4);
+  } else if (scheme == ir::Scheme::Q4GMW) {  // f32 minimums [N][G] where q4gaw keeps its zero points
+    p.zp_off = next;
+    next += uint32_t(n * groups);
   }
   if (!grouped) {  // q8csw: each channel's weight sum (grouped layers sum per group in the shader)
     p.wsum_off = next;
@@ -76,11 +79,13 @@ PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t 
   }
   if (scheme == ir::Scheme::Q4GAW)
     for (int64_t i = 0; i < n * groups; ++i) p.region[size_t(p.zp_off) * 4 + size_t(i)] = uint8_t(zero_points[i]);
+  if (scheme == ir::Scheme::Q4GMW)
+    for (int64_t i = 0; i < n * groups; ++i) Put(p.region, p.zp_off + uint32_t(i), mins[i]);
   return p;
 }
 
 std::vector<int32_t> UnpackLinear(ir::Scheme scheme, const PackedLinear& p, int64_t n, int64_t k, int64_t group_size) {
-  const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW;
+  const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW || scheme == ir::Scheme::Q4GMW;
   const int64_t groups = int4 ? k / group_size : 1;
   std::vector<int32_t> out(size_t(n * k));
   for (int64_t r = 0; r < n; ++r) {
@@ -92,7 +97,7 @@ std::vector<int32_t> UnpackLinear(ir::Scheme scheme, const PackedLinear& p, int6
       }
       const int64_t word = c / 8, in = c % 8;
       const int32_t nib = (row[word * 4 + (in % 4)] >> (in < 4 ? 0 : 4)) & 0xF;
-      int32_t zp = 8;
+      int32_t zp = scheme == ir::Scheme::Q4GMW ? 0 : 8;
       if (scheme == ir::Scheme::Q4GAW) zp = p.region[size_t(p.zp_off) * 4 + size_t(r * groups + c / group_size)];
       out[r * k + c] = nib - zp;
     }

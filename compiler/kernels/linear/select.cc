@@ -65,6 +65,9 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
            " cooperative-matrix shape";
   if (int8 && s.k > kMaxExactK)
     return "K=" + std::to_string(s.k) + " exceeds the exact int32 range";
+  if (int8 && s.weights == ir::Scheme::Q4GMW)
+    return "q4gmw's per-group minimum needs each row's activation sum per group, which the int8 cooperative-matrix "
+           "kernel does not compute (the tiled GEMM does)";
   if (int8 && s.Grouped() && (s.group_size % 32 != 0 || s.group_size > 256))
     return std::string(s.Int4() ? "int4" : "int8") + " group size " + std::to_string(s.group_size) +
            " is not a multiple of 32 up to 256 (int32 accumulation per group)";
@@ -181,6 +184,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                                   const SelectOptions& o) {
   LinearChoice c;
   c.int4 = s.Grouped();
+  c.mins = s.weights == ir::Scheme::Q4GMW;
   if (o.force_accum && *o.force_accum == Accum::CoopMat) {
     const std::string no = PlanCoopMat(s, p, o, c);
     if (!no.empty()) return UserError("cooperative-matrix accumulation was forced, but " + no);

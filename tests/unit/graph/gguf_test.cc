@@ -724,16 +724,47 @@ TEST(GgufConvert, Q8_0IsExactQ8cswOrQ8gsw) {
 TEST(GgufConvert, NoExactFormGivesAReason) {
   std::mt19937 rng(9);
   Writer w;
-  w.Tensor("h", {64, 2}, gF16, RandomBlocks(gF16, 128, rng)).Tensor("k", {256, 1}, gQ4_K, RandomBlocks(gQ4_K, 256, rng));
+  w.Tensor("h", {64, 2}, gF16, RandomBlocks(gF16, 128, rng)).Tensor("k", {256, 1}, gQ6_K, RandomBlocks(gQ6_K, 256, rng));
   const std::vector<uint8_t> bytes = w.Build();
   auto f = File::FromMemory(bytes.data(), bytes.size(), "none.gguf");
   ASSERT_TRUE(f.ok()) << f.error().message;
   for (const auto& [name, fragment] : std::vector<std::pair<std::string, std::string>>{
-           {"h", "F16 has no exact form"}, {"k", "Q4_K has no exact form"}}) {
+           {"h", "F16 has no exact form"}, {"k", "Q6_K has no exact form"}}) {
     std::string why;
     const ConvertedWeight c = ConvertExact(**f, *(*f)->FindTensor(name), &why);
     EXPECT_TRUE(c.scheme.empty() && c.data.empty() && c.scales.empty()) << name << " -> " << c.scheme;
     EXPECT_NE(why.find(fragment), std::string::npos) << name << ": " << why;
+  }
+}
+
+// Q4_1 and Q4_K -> q4gmw g32: every element s * q - m (q the stored nibble) equals ggml's
+// dequantized value exactly (both are one fp32 product and one fp32 subtraction of the same
+// operands), and the scales and minimums are per group of 32 in element order.
+TEST(GgufConvert, Q4_1AndQ4_KAreExactQ4gmw) {
+  for (const uint32_t type : {uint32_t(gQ4_1), uint32_t(gQ4_K)}) {
+    SCOPED_TRACE(type == gQ4_1 ? "Q4_1" : "Q4_K");
+    std::mt19937 rng(10 + type);
+    const uint64_t k = 512, n = 2;
+    Writer w;
+    w.Tensor("q", {k, n}, type, RandomBlocks(type, k * n, rng));
+    const std::vector<uint8_t> bytes = w.Build();
+    auto f = File::FromMemory(bytes.data(), bytes.size(), "q4m.gguf");
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    const TensorInfo& t = (*f)->tensors()[0];
+    auto deq = Dequantize(**f, t);
+    ASSERT_TRUE(deq.ok());
+    std::string why;
+    const ConvertedWeight c = ConvertExact(**f, t, &why);
+    ASSERT_EQ(c.scheme, "q4gmw") << why;
+    EXPECT_EQ(c.group_size, 32);
+    ASSERT_EQ(c.scales.size(), k * n / 32);
+    ASSERT_EQ(c.mins.size(), k * n / 32);
+    ASSERT_EQ(c.data.size(), k * n / 2);
+    for (size_t e = 0; e < k * n; ++e) {
+      const int q = (c.data[e / 2] >> (4 * (e % 2))) & 0xF;
+      const float v = c.scales[e / 32] * float(q) - c.mins[e / 32];
+      ASSERT_TRUE(SameFloat(v, (*deq)[e])) << "element " << e << ": " << v << " vs " << (*deq)[e];
+    }
   }
 }
 
