@@ -4,7 +4,7 @@
 usage: gen_linear.py DIR K N ACT [WEIGHTS [GROUP]]
   ACT      q8ta | dq8ca | float        (how the float input is quantized; float = weight-only)
            i8                          (the input is already int8, per tensor: no quantize pass)
-  WEIGHTS  q8csw (default) | q8gsw | q4gsw | q4gaw;  GROUP: group size of the grouped schemes (default 32)
+  WEIGHTS  q8csw (default) | q8gsw | q4gsw | q4gaw | q4gmw;  GROUP: group size of the grouped schemes (default 32)
 Weights are random (os.urandom), scales 1/(64*sqrt(K)) (int8) or 1/(8*sqrt(K)) (int4), a bias,
 a symbolic token dimension, so `vkqc compile --tokens 1,8,128,512` builds every size at once.
 """
@@ -13,7 +13,7 @@ import json, os, struct, sys
 out, k, n, act = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 wq = sys.argv[5] if len(sys.argv) > 5 else "q8csw"
 gs = int(sys.argv[6]) if len(sys.argv) > 6 else 32
-if act not in ("q8ta", "dq8ca", "float", "i8") or wq not in ("q8csw", "q8gsw", "q4gsw", "q4gaw"):
+if act not in ("q8ta", "dq8ca", "float", "i8") or wq not in ("q8csw", "q8gsw", "q4gsw", "q4gaw", "q4gmw"):
     sys.exit(__doc__)
 os.makedirs(out, exist_ok=True)
 if wq == "q8csw":
@@ -34,6 +34,9 @@ else:
     if wq == "q4gaw":
         entries.append(("w.zp", "U8", [n, g], bytes(5 + b % 7 for b in os.urandom(n * g))))
         q["zero_points"] = "w.zp"
+    if wq == "q4gmw":  # w = s * q - m, q in [0, 15]: minimum 7.5 s
+        entries.append(("w.min", "F32", [n, g], struct.pack(f"{n * g}f", *([7.5 / (8.0 * k ** 0.5)] * (n * g)))))
+        q["mins"] = "w.min"
     wt = {"name": "w", "shape": [n, k], "dtype": "i4" if wq == "q4gsw" else "u4", "data": "w", "quant": q}
 entries.append(("b", "F32", [n], struct.pack(f"{n}f", *([0.01] * n))))
 header, off = {}, 0
