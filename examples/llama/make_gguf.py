@@ -3,14 +3,15 @@
 tokenizer, and beside it the same model as make_example.py's directory (config.json +
 weights.safetensors) for the independent numpy decoder tests/e2e/llama_reference.py.
 
-usage: make_gguf.py OUT_DIR [--seed S] [--type q4_0|q8_0|q4_1|q4_k] [--float-weights f16|bf16|f32] [--broken KIND]
+usage: make_gguf.py OUT_DIR [--seed S] [--type q4_0|q8_0|q4_1|q4_k] [--arch llama|qwen2 [--qkv-bias]]
+                     [--float-weights f16|bf16|f32] [--broken KIND]
   OUT_DIR/model.gguf     token_embd Q4_0, attention/MLP projections Q4_0 (Q and K rows permuted per
                          head the way llama.cpp's converter stores them), output Q8_0 (one scale per
                          row), norms F32; tokenizer.ggml.* (model "llama": 512 pieces with scores,
                          byte fallback tokens <0x00>..<0xFF>, <unk>/<s>/</s>)
   OUT_DIR/ref/           make_example.py --config tiny --embedding int4 with every scale rounded to
                          fp16 (what Q4_0/Q8_0 store), so both describe the same function
-  OUT_DIR/spm.py-able vocabulary in OUT_DIR/vocab.json (pieces and scores) for an independent encoder
+  OUT_DIR/vocab.json     the vocabulary (pieces, scores, types, merges) for the tests' independent encoders
 
 --type q8_0 writes the embedding and the projections as Q8_0 blocks holding the same values (the
 int4 codes as int8 with each group's scale: one scale per block, so they import as q8gsw).
@@ -18,6 +19,11 @@ int4 codes as int8 with each group's scale: one scale per block, so they import 
 Q4_K stores q + 8 in super-blocks of 256 whose 8 sub-block scales are d * sc (6-bit sc, d fp16) and
 minimums dmin * mn with dmin = 8 d and mn = sc, so the reference's scales are rewritten to d * sc
 (computed in fp32) first: both files import exactly as q4gmw and describe the same function.
+--arch qwen2 writes the same model as a `qwen2` file: qwen2.* keys, Q and K rows in their original
+order (qwen2 rotates halves), Q/K/V biases (zeros, so the numpy decoder still applies; --qkv-bias: small
+random biases, checked against vkqc's CPU reference instead) and a byte-level BPE tokenizer
+(tokenizer.ggml.model gpt2, pre qwen2: the 256 byte symbols, merges building a word list, ChatML
+special tokens); OUT_DIR/vocab.json then holds the tokens and the merges.
 --float-weights writes the projections as float (the dequantized values; importing them needs
 --quantize). --broken writes a file the importer must refuse with a clear error (tests/e2e/gguf.sh):
 arch (architecture "gpt2"), missing-key (no llama.block_count), shape (attn_k rows doubled in the
@@ -176,6 +182,48 @@ def permute_rows(x, heads, d):
     return x[idx]
 
 
+def bytes_to_unicode():
+    """GPT-2's byte -> printable character map (printable Latin-1 bytes map to themselves, the
+    others to U+0100 and up, in byte order)."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return chars
+
+
+def bpe_vocabulary(size):
+    """Byte-level BPE: 256 byte symbols, merges that build ' word' (as 'Ġword') letter by letter,
+    then the ChatML/end-of-text specials. Returns (tokens, types, merges)."""
+    b2u = bytes_to_unicode()
+    tokens = [b2u[b] for b in range(256)]
+    merges = []
+    words = ["the", "capital", "of", "France", "is", "Paris", "and", "to", "in", "that", "it", "was", "for", "on",
+             "are", "with", "as", "his", "they", "be", "at", "one", "have", "this", "from", "or", "had", "by", "Hello",
+             "hot", "word", "but", "what", "some", "we", "can", "out", "other", "were", "all", "there", "when", "up"]
+    seen = set(tokens)
+    for wd in words:
+        for s in (b2u[0x20] + wd, wd):
+            for i in range(2, len(s) + 1):
+                left, right = s[:i - 1], s[i - 1]
+                if s[:i] not in seen and len(tokens) < size - 3:
+                    seen.add(s[:i])
+                    tokens.append(s[:i])
+                    merges.append(left + " " + right)
+    types = [1] * len(tokens)
+    for sp in ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]:
+        tokens.append(sp)
+        types.append(3)
+    while len(tokens) < size:
+        tokens.append(f"[PAD{len(tokens)}]")
+        types.append(5)
+    return tokens, types, merges
+
+
 def vocabulary(size):
     """A SentencePiece-style vocabulary: <unk> <s> </s>, 256 byte tokens, then pieces with descending
     scores: single characters, then every prefix of a word list (so BPE can build each word)."""
@@ -257,6 +305,8 @@ def main(argv):
     ap.add_argument("out_dir")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--type", choices=["q4_0", "q8_0", "q4_1", "q4_k"], default="q4_0")
+    ap.add_argument("--arch", choices=["llama", "qwen2"], default="llama")
+    ap.add_argument("--qkv-bias", action="store_true")
     ap.add_argument("--float-weights", choices=["f16", "bf16", "f32"])
     ap.add_argument("--broken", choices=BROKEN)
     a = ap.parse_args(argv)
@@ -281,28 +331,43 @@ def main(argv):
     L, C, Hq, Hkv, D = cfg["num_layers"], cfg["hidden_size"], cfg["num_heads"], cfg["num_kv_heads"], cfg["head_dim"]
     F, V = cfg["intermediate_size"], cfg["vocab_size"]
     w = Writer()
-    w.add("general.architecture", STRING, "gpt2" if a.broken == "arch" else "llama")
+    arch = "gpt2" if a.broken == "arch" else a.arch
+    w.add("general.architecture", STRING, arch)
     w.add("general.name", STRING, "vkqc tiny llama (synthetic weights)")
     w.add("general.alignment", U32, 32)
+    k = ("llama" if arch == "gpt2" else arch) + "."
     if a.broken != "missing-key":
-        w.add("llama.block_count", U32, L)
-    w.add("llama.context_length", U32, cfg["max_context"])
-    w.add("llama.embedding_length", U32, C)
-    w.add("llama.feed_forward_length", U32, F)
-    w.add("llama.attention.head_count", U32, Hq)
-    w.add("llama.attention.head_count_kv", U32, Hkv // 2 if a.broken == "shape" else Hkv)
-    w.add("llama.rope.freq_base", F32, cfg["rope_theta"])
-    w.add("llama.rope.dimension_count", U32, D)
-    w.add("llama.attention.layer_norm_rms_epsilon", F32, cfg["rms_eps"])
-    pieces, scores, types = vocabulary(V)
-    w.add("tokenizer.ggml.model", STRING, "gpt2" if a.broken == "no-merges" else "llama")
-    w.add("tokenizer.ggml.tokens", ARRAY, (STRING, pieces))
-    w.add("tokenizer.ggml.scores", ARRAY, (F32, scores))
-    w.add("tokenizer.ggml.token_type", ARRAY, (I32, types))
-    w.add("tokenizer.ggml.bos_token_id", U32, 1)
-    w.add("tokenizer.ggml.eos_token_id", U32, 2)
-    w.add("tokenizer.ggml.unknown_token_id", U32, 0)
-    w.add("tokenizer.ggml.add_bos_token", BOOL, True)
+        w.add(k + "block_count", U32, L)
+    w.add(k + "context_length", U32, cfg["max_context"])
+    w.add(k + "embedding_length", U32, C)
+    w.add(k + "feed_forward_length", U32, F)
+    w.add(k + "attention.head_count", U32, Hq)
+    w.add(k + "attention.head_count_kv", U32, Hkv // 2 if a.broken == "shape" else Hkv)
+    w.add(k + "rope.freq_base", F32, cfg["rope_theta"])
+    w.add(k + "rope.dimension_count", U32, D)
+    w.add(k + "attention.layer_norm_rms_epsilon", F32, cfg["rms_eps"])
+    merges = []
+    if a.arch == "qwen2":
+        pieces, types, merges = bpe_vocabulary(V)
+        scores = []
+        w.add("tokenizer.ggml.model", STRING, "gpt2")
+        w.add("tokenizer.ggml.pre", STRING, "qwen2")
+        w.add("tokenizer.ggml.tokens", ARRAY, (STRING, pieces))
+        w.add("tokenizer.ggml.token_type", ARRAY, (I32, types))
+        w.add("tokenizer.ggml.merges", ARRAY, (STRING, merges))
+        w.add("tokenizer.ggml.eos_token_id", U32, pieces.index("<|im_end|>"))
+        w.add("tokenizer.ggml.bos_token_id", U32, pieces.index("<|endoftext|>"))
+        w.add("tokenizer.ggml.add_bos_token", BOOL, False)
+    else:
+        pieces, scores, types = vocabulary(V)
+        w.add("tokenizer.ggml.model", STRING, "gpt2" if a.broken == "no-merges" else "llama")
+        w.add("tokenizer.ggml.tokens", ARRAY, (STRING, pieces))
+        w.add("tokenizer.ggml.scores", ARRAY, (F32, scores))
+        w.add("tokenizer.ggml.token_type", ARRAY, (I32, types))
+        w.add("tokenizer.ggml.bos_token_id", U32, 1)
+        w.add("tokenizer.ggml.eos_token_id", U32, 2)
+        w.add("tokenizer.ggml.unknown_token_id", U32, 0)
+        w.add("tokenizer.ggml.add_bos_token", BOOL, True)
     w.add("tokenizer.chat_template", STRING,
           "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
           "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
@@ -350,8 +415,14 @@ def main(argv):
             n, k = shapes[hf]
             block = "self_attn" if hf.endswith(("q_proj", "k_proj", "v_proj", "o_proj")) else "mlp"
             heads = Hq if hf == "q_proj" else Hkv if hf == "k_proj" else 0
+            if a.arch == "qwen2":
+                heads = 0  # qwen2 files keep the original row order (rotation of halves)
             gtype, data = proj(f"{p}{block}.{hf}.weight", n, k, heads)
             w.tensor(f"blk.{l}.{gg}.weight", [k, n], gtype, data)
+            if a.arch == "qwen2" and hf in ("q_proj", "k_proj", "v_proj"):
+                rng = np.random.default_rng(a.seed + 7 * l + len(hf) + n)
+                bias = rng.normal(0.0, 0.05, n).astype(np.float32) if a.qkv_bias else np.zeros(n, np.float32)
+                w.tensor(f"blk.{l}.{gg}.bias", [n], GGML_F32, bias.tobytes())
     w.tensor("output_norm.weight", [C], GGML_F32, t["model.norm.weight"].tobytes())
     w.tensor("output.weight", [C, V], GGML_Q8_0, q8_0(t["lm_head.weight"], t["lm_head.weight_scale"]))
     path = os.path.join(a.out_dir, "model.gguf")
@@ -360,7 +431,7 @@ def main(argv):
         with open(path, "r+b") as f:
             f.truncate(os.path.getsize(path) - 1000)
     with open(os.path.join(a.out_dir, "vocab.json"), "w") as f:
-        json.dump({"pieces": pieces, "scores": scores, "types": types}, f)
+        json.dump({"pieces": pieces, "scores": scores, "types": types, "merges": merges}, f)
     print(f"wrote {os.path.join(a.out_dir, 'model.gguf')} ({os.path.getsize(os.path.join(a.out_dir, 'model.gguf'))} "
           f"bytes) and the same model in {ref}")
 

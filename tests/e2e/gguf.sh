@@ -101,6 +101,61 @@ done
 vk inspect "$WORK/q8_0/model.gguf"
 out_has "Q8_0 -> q8gsw embedding (exact)" && ok "a Q8_0 embedding table stays q8gsw" || fail "Q8_0 embedding" "$(last_run_report)"
 
+# qwen2: Q/K/V biases, rotation of halves, Q and K rows in their original order, a byte-level BPE
+# tokenizer (pre-tokenizer qwen2). Zero biases: the numpy decoder's function (same tokens); random
+# biases: the device against vkqc's CPU reference of the imported graph.
+"$PY" "$SRC/examples/llama/make_gguf.py" "$WORK/qwen2" --arch qwen2 >/dev/null
+expect_writes "compile the qwen2 GGUF" "$WORK/qwen2.vkqb" compile "$WORK/qwen2/model.gguf" --target lavapipe --tokens 1,4 --force-accum dot -o "$WORK/qwen2.vkqb"
+vk generate "$WORK/qwen2.vkqb" --prompt "$PROMPT" --max-new-tokens 32 --ignore-eos --validation
+qids=$(grep '^prompt ids:' "$OUT_FILE" | sed 's/^prompt ids: //')
+qgot=$(grep '^tokens:' "$OUT_FILE")
+# An independent byte-level BPE encoder: GPT-2's byte alphabet, words split as qwen2's pattern does for
+# ASCII text (letters with one leading non-letter, single digits, other runs, spaces), merges by rank.
+qwant_ids=$("$PY" - "$WORK/qwen2/vocab.json" "$PROMPT" <<'PY'
+import json, re, sys
+v = json.load(open(sys.argv[1]))
+tokens, merges = v["pieces"], v["merges"]
+rank = {tuple(m.split(" ")): i for i, m in enumerate(merges)}
+keep = list(range(33, 127)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+b2u, extra = {}, 0
+for b in range(256):
+    if b in keep:
+        b2u[b] = chr(b)
+    else:
+        b2u[b] = chr(256 + extra); extra += 1
+ids = []
+for word in re.findall(r"[^\r\nA-Za-z0-9]?[A-Za-z]+|[0-9]| ?[^\sA-Za-z0-9]+[\r\n]*|\s+", sys.argv[2]):
+    syms = [b2u[b] for b in word.encode("utf-8")]
+    while len(syms) > 1:
+        best = min(range(len(syms) - 1), key=lambda i: rank.get((syms[i], syms[i + 1]), 1 << 30))
+        if (syms[best], syms[best + 1]) not in rank:
+            break
+        syms[best:best + 2] = [syms[best] + syms[best + 1]]
+    ids += [tokens.index(s) for s in syms]
+print(",".join(map(str, ids)))
+PY
+)
+if [ -n "$qids" ] && [ "$qids" = "$qwant_ids" ]; then
+  ok "qwen2 prompt ids = an independent byte-level BPE encoder's ($qids)"
+else
+  fail "qwen2 prompt ids" "vkqc:   $qids" "python: $qwant_ids"
+fi
+qwant=$("$PY" "$SRC/tests/e2e/llama_reference.py" "$WORK/qwen2/ref" --prompt-ids "$qwant_ids" --max-new-tokens 32 --chunks 4,1)
+if [ -n "$qgot" ] && [ "$qgot" = "$(echo "$qwant" | grep '^tokens:')" ]; then
+  ok "32 greedy tokens from the qwen2 GGUF = the numpy decoder's"
+else
+  fail "qwen2 generation = numpy decoder" "vkqc:  $qgot" "numpy: $qwant"
+fi
+"$PY" "$SRC/examples/llama/make_gguf.py" "$WORK/qwen2b" --arch qwen2 --qkv-bias >/dev/null
+expect_writes "compile the qwen2 GGUF with Q/K/V biases" "$WORK/qwen2b.vkqb" compile "$WORK/qwen2b/model.gguf" --target lavapipe --tokens 1,4 -o "$WORK/qwen2b.vkqb"
+expect_pass "qwen2 with biases = the CPU reference (tokens 4)" run "$WORK/qwen2b.vkqb" --tokens 4 --validation --reference "$WORK/qwen2b/model.gguf"
+vk generate "$WORK/qwen2b.vkqb" --prompt "Hello" --chat --max-new-tokens 4 --validation
+if [ "$RC" -eq 0 ] && out_has "prompt ids: 447," && out_has ",448,"; then  # <|im_start|> / <|im_end|> parsed as their special tokens
+  ok "qwen2 --chat: ChatML with its special tokens"
+else
+  fail "qwen2 --chat" "$(last_run_report)"
+fi
+
 # Phone-class targets (4 storage buffers per stage: the position is a uniform buffer, and the row
 # fusions that need more bindings are left out): the bundles compile, and mali-valhall's (int8 dot)
 # runs on lavapipe with the numpy decoder's tokens; android-baseline-2022's matches the reference.
