@@ -58,6 +58,7 @@ const char* vkqc_status_string(vkqc_status s) {
     case VKQC_ERROR_VULKAN: return "vulkan error";
     case VKQC_ERROR_DEVICE_LOST: return "device lost";
     case VKQC_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case VKQC_ERROR_TIMEOUT: return "timeout";
     case VKQC_ERROR_IO: return "i/o error";
     case VKQC_ERROR_NOT_FOUND: return "not found";
   }
@@ -79,8 +80,11 @@ vkqc_status vkqc_context_create(const vkqc_context_options* options, vkqc_contex
   vkqc_context_options o;
   vkqc_context_options_init(&o);
   if (options) {
-    if (options->struct_size != sizeof(vkqc_context_options)) return Invalid("options.struct_size mismatch");
-    o = *options;
+    // Older headers end before the appended fields: accept them, the rest keeps its defaults.
+    const size_t v1 = offsetof(vkqc_context_options, timeout_ns);
+    if (options->struct_size < v1 || options->struct_size > sizeof(vkqc_context_options))
+      return Invalid("options.struct_size mismatch");
+    std::memcpy(&o, options, options->struct_size);
   }
   auto* ctx = new (std::nothrow) vkqc_context_t;
   if (!ctx) return Report(Fail(VKQC_ERROR_OUT_OF_MEMORY, "out of host memory"));
@@ -233,6 +237,7 @@ vkqc_status vkqc_model_write_input(vkqc_model m, uint32_t program, uint32_t inde
   if (!io) return st;
   if (!data || size != io->size)
     return Invalid("input '" + io->name + "' takes " + std::to_string(io->size) + " bytes, got " + std::to_string(size));
+  if (auto e = m->Settle(); !e.ok()) return Report(e);
   if (int32_t(index) == m->programs[program].position_input) {  // owned by the runtime: sets the position
     int32_t pos;
     std::memcpy(&pos, data, 4);
@@ -249,6 +254,7 @@ vkqc_status vkqc_model_read_output(vkqc_model m, uint32_t program, uint32_t inde
   if (!data || size != io->size)
     return Invalid("output '" + io->name + "' has " + std::to_string(io->size) + " bytes, got " + std::to_string(size));
   if (!io->buffer.mapped) return Report(Fail(VKQC_ERROR_OUT_OF_MEMORY, "output memory is not host-visible"));
+  if (auto e = m->Settle(); !e.ok()) return Report(e);
   std::memcpy(data, io->buffer.mapped, size);
   return Report(Ok());
 }
@@ -261,6 +267,7 @@ vkqc_status vkqc_model_map_input(vkqc_model m, uint32_t program, uint32_t index,
   if (int32_t(index) == m->programs[program].position_input)
     return Invalid("input '" + io->name + "' is the position of a stateful bundle, owned by the runtime: use "
                    "vkqc_model_set_position (or vkqc_model_write_input)");
+  if (auto e = m->Settle(); !e.ok()) return Report(e);
   *out = io->buffer.mapped;
   return Report(Ok());
 }
@@ -270,13 +277,24 @@ vkqc_status vkqc_model_map_output(vkqc_model m, uint32_t program, uint32_t index
   const IoInfo* io = GetIo(m, program, index, true, &st);
   if (!io) return st;
   if (!out) return Invalid("out_ptr is null");
+  if (auto e = m->Settle(); !e.ok()) return Report(e);
   *out = io->buffer.mapped;
   return Report(Ok());
 }
 
+vkqc_status vkqc_model_submit(vkqc_model m, uint32_t program) {
+  if (!ValidProgram(m, program)) return Invalid("model is null or program index out of range");
+  return Report(m->Note(m->Submit(program)));
+}
+
+vkqc_status vkqc_model_wait(vkqc_model m, uint64_t timeout_ns) {
+  if (!m) return Invalid("model is null");
+  return Report(m->Wait(timeout_ns));
+}
+
 vkqc_status vkqc_model_run(vkqc_model m, uint32_t program) {
   if (!ValidProgram(m, program)) return Invalid("model is null or program index out of range");
-  return Report(m->Run(program));
+  return Report(m->Note(m->Run(program)));
 }
 
 uint32_t vkqc_model_max_context(vkqc_model m) { return m ? m->max_context : 0; }
@@ -312,7 +330,8 @@ vkqc_status vkqc_model_set_position(vkqc_model m, uint32_t position) {
 vkqc_status vkqc_model_reset_state(vkqc_model m) {
   if (!m) return Invalid("model is null");
   if (m->states.empty()) return Invalid("this bundle has no state (no KV cache) to reset");
-  return Report(m->ResetState());
+  if (auto e = m->Settle(); !e.ok()) return Report(e);
+  return Report(m->Note(m->ResetState()));
 }
 
 uint32_t vkqc_model_state_count(vkqc_model m) { return m ? uint32_t(m->states.size()) : 0; }
@@ -336,7 +355,8 @@ vkqc_status vkqc_model_read_state(vkqc_model m, const char* name, void* data, si
     if (size != m->view.bundle->states()->Get(i)->size())
       return Invalid(std::string("state '") + name + "' has " + std::to_string(m->view.bundle->states()->Get(i)->size()) +
                      " bytes, got " + std::to_string(size));
-    return Report(m->ReadState(i, data, size));
+    if (auto e = m->Settle(); !e.ok()) return Report(e);
+    return Report(m->Note(m->ReadState(i, data, size)));
   }
   return Report(Fail(VKQC_ERROR_NOT_FOUND, std::string("no state tensor '") + name + "'"));
 }
@@ -349,7 +369,8 @@ vkqc_status vkqc_model_read_intermediate(vkqc_model m, uint32_t program, const c
       if (!t->name() || t->name()->str() != name) continue;
       if (size > t->size() || t->offset() > pr->arena_size() || t->size() > pr->arena_size() - t->offset())
         return Invalid(std::string("intermediate '") + name + "' has " + std::to_string(t->size()) + " bytes");
-      return Report(m->ReadArena(program, t->offset(), data, size));
+      if (auto e = m->Settle(); !e.ok()) return Report(e);
+      return Report(m->Note(m->ReadArena(program, t->offset(), data, size)));
     }
   return Report(Fail(VKQC_ERROR_NOT_FOUND, std::string("no arena tensor named '") + name + "' in this program"));
 }
@@ -375,7 +396,8 @@ vkqc_status vkqc_model_layer_info(vkqc_model m, uint32_t program, uint32_t index
 
 vkqc_status vkqc_model_run_timed(vkqc_model m, uint32_t program, double* layer_ns, double* total_ns) {
   if (!ValidProgram(m, program) || !total_ns) return Invalid("null argument or program out of range");
-  return Report(m->RunTimed(program, layer_ns, total_ns));
+  if (auto e = m->Settle(); !e.ok()) return Report(e);
+  return Report(m->Note(m->RunTimed(program, layer_ns, total_ns)));
 }
 
 }  // extern "C"

@@ -192,6 +192,7 @@ void QueryCaps(vkqc_context_t* ctx, uint32_t api) {
 Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
   ctx->log = o.log;
   ctx->log_user_data = o.log_user_data;
+  if (o.timeout_ns) ctx->timeout_ns = o.timeout_ns;
   ctx->alloc = static_cast<const VkAllocationCallbacks*>(o.allocation_callbacks);
   if (volkInitialize() != VK_SUCCESS)
     return Fail(VKQC_ERROR_NO_DEVICE, "the Vulkan loader (libvulkan.so.1) could not be loaded");
@@ -389,11 +390,24 @@ void DestroyContext(vkqc_context_t* ctx) {
 }  // namespace vkqc::rt
 
 vkqc::rt::Err vkqc_context_t::SubmitAndWait(VkCommandBuffer cb) {
+  if (fence_pending) {  // an earlier transfer timed out: it must finish before the fence is reused
+    VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, timeout_ns);
+    if (r == VK_TIMEOUT)
+      return vkqc::rt::Fail(VKQC_ERROR_TIMEOUT, "an earlier transfer is still running on the GPU");
+    if (r != VK_SUCCESS) return vkqc::rt::VkFail(r, "vkWaitForFences");
+    vkResetFences(device, 1, &fence);
+    fence_pending = false;
+  }
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
   if (VkResult r = vkQueueSubmit(queue, 1, &si, fence); r != VK_SUCCESS) return vkqc::rt::VkFail(r, "vkQueueSubmit");
-  VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX);
+  VkResult r = vkWaitForFences(device, 1, &fence, VK_TRUE, timeout_ns);
+  if (r == VK_TIMEOUT) {
+    fence_pending = true;
+    return vkqc::rt::Fail(VKQC_ERROR_TIMEOUT, "the GPU did not finish within the context's timeout (" +
+                                                  std::to_string(timeout_ns / 1000000) + " ms)");
+  }
   vkResetFences(device, 1, &fence);
   if (r != VK_SUCCESS) return vkqc::rt::VkFail(r, "vkWaitForFences");
   return vkqc::rt::Ok();

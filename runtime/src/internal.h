@@ -86,11 +86,14 @@ struct vkqc_context_t {
   VkPhysicalDeviceMemoryProperties mem{};
   vkqc::rt::DeviceCaps caps;
   int live_models = 0;
+  uint64_t timeout_ns = 60ull * 1000000000ull;  // bound of every wait (vkqc_context_options.timeout_ns)
+  bool fence_pending = false;                    // `fence` belongs to a submission that timed out
 
   void Log(vkqc_log_level level, const std::string& msg) const {
     if (log) log(log_user_data, level, msg.c_str());
   }
-  // Submits one command buffer and waits for it.
+  // Submits one command buffer and waits for it (at most timeout_ns; a submission that timed out
+  // is waited for again, bounded, before the fence is reused).
   vkqc::rt::Err SubmitAndWait(VkCommandBuffer cb);
 };
 

@@ -417,6 +417,9 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
     if (auto e = ResetState(); !e.ok()) return e;
   if (auto e = CreatePipelines(); !e.ok()) return e;
   if (auto e = CreateDescriptors(); !e.ok()) return e;
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  if (VkResult r = vkCreateFence(ctx->device, &fci, ctx->alloc, &fence); r != VK_SUCCESS)
+    return VkFail(r, "vkCreateFence");
   for (uint32_t pi = 0; pi < programs.size(); ++pi) {
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = ctx->pool;
@@ -443,10 +446,46 @@ Err vkqc_model_t::PreparePosition(uint32_t pi) {
   return Ok();
 }
 
-Err vkqc_model_t::Run(uint32_t pi) {
+Err vkqc_model_t::Settle() {
+  if (lost) return Fail(VKQC_ERROR_DEVICE_LOST, "the device was lost; destroy the model (and the context)");
+  if (in_flight < 0) return Ok();
+  Err e = Wait(ctx->timeout_ns);
+  if (e.status == VKQC_ERROR_TIMEOUT)
+    e.message = "program " + std::to_string(in_flight) + " submitted earlier is still running after the context's "
+                "timeout (" + std::to_string(ctx->timeout_ns / 1000000) + " ms); vkqc_model_wait for it";
+  return e;
+}
+
+Err vkqc_model_t::Submit(uint32_t pi) {
+  if (auto e = Settle(); !e.ok()) return e;
   if (auto e = PreparePosition(pi); !e.ok()) return e;
-  Err e = ctx->SubmitAndWait(programs[pi].cmd);
-  if (e.ok() && programs[pi].position_input >= 0) position += std::max<uint32_t>(programs[pi].tokens, 1);
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &programs[pi].cmd;
+  if (VkResult r = vkQueueSubmit(ctx->queue, 1, &si, fence); r != VK_SUCCESS) return Note(VkFail(r, "vkQueueSubmit"));
+  in_flight = int32_t(pi);
+  if (programs[pi].position_input >= 0) position += std::max<uint32_t>(programs[pi].tokens, 1);
+  return Ok();
+}
+
+Err vkqc_model_t::Wait(uint64_t timeout_ns) {
+  if (lost) return Fail(VKQC_ERROR_DEVICE_LOST, "the device was lost; destroy the model (and the context)");
+  if (in_flight < 0) return Ok();
+  const VkResult r = vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, timeout_ns);
+  if (r == VK_TIMEOUT)
+    return Fail(VKQC_ERROR_TIMEOUT, "program " + std::to_string(in_flight) + " is still running");
+  if (r != VK_SUCCESS) return Note(VkFail(r, "vkWaitForFences"));
+  vkResetFences(ctx->device, 1, &fence);
+  in_flight = -1;
+  return Ok();
+}
+
+Err vkqc_model_t::Run(uint32_t pi) {
+  if (auto e = Submit(pi); !e.ok()) return e;
+  Err e = Wait(ctx->timeout_ns);
+  if (e.status == VKQC_ERROR_TIMEOUT)
+    e.message += " after the context's timeout (" + std::to_string(ctx->timeout_ns / 1000000) +
+                 " ms); vkqc_model_wait for it, or raise vkqc_context_options.timeout_ns";
   return e;
 }
 
@@ -550,7 +589,10 @@ Err vkqc_model_t::CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t s
 
 void vkqc_model_t::Destroy() {
   if (!ctx || !ctx->device) return;
+  // A submission in flight must finish before its resources go (a lost device returns at once).
+  if (in_flight >= 0) vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX);
   vkDeviceWaitIdle(ctx->device);
+  if (fence) vkDestroyFence(ctx->device, fence, ctx->alloc);
   for (auto& p : programs) {
     if (p.cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.cmd);
     if (p.timed_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.timed_cmd);

@@ -68,9 +68,21 @@ struct vkqc_model_t {
   std::vector<vkqc::rt::StateInfo> states;  // KV caches shared by all programs
   uint32_t max_context = 0;                 // 0: stateless
   uint32_t position = 0;                    // where the next run's first row goes
+  VkFence fence = VK_NULL_HANDLE;           // this model's runs (vkqc_model_submit / _wait / _run)
+  int32_t in_flight = -1;                   // the program submitted and not yet waited for, or -1
+  bool lost = false;                        // the device was lost: every call fails, destroy works
 
   vkqc::rt::Err Load(const vkqc_model_options& o);
-  vkqc::rt::Err Run(uint32_t program);
+  vkqc::rt::Err Run(uint32_t program);      // Submit + Wait(the context's timeout)
+  vkqc::rt::Err Submit(uint32_t program);
+  vkqc::rt::Err Wait(uint64_t timeout_ns);
+  // Before touching buffers or the GPU: fails when lost, waits (bounded) for a submission in flight.
+  vkqc::rt::Err Settle();
+  // Marks the model lost when `e` says so; returns e.
+  vkqc::rt::Err Note(vkqc::rt::Err e) {
+    if (e.status == VKQC_ERROR_DEVICE_LOST) lost = true;
+    return e;
+  }
   vkqc::rt::Err RunTimed(uint32_t program, double* layer_ns, double* total_ns);
   vkqc::rt::Err ReadArena(uint32_t program, uint64_t offset, void* data, size_t size);
   vkqc::rt::Err ReadState(uint32_t state, void* data, size_t size);

@@ -32,7 +32,9 @@ typedef enum vkqc_status {
   VKQC_ERROR_DEVICE_LOST = 6,
   VKQC_ERROR_OUT_OF_MEMORY = 7,
   VKQC_ERROR_IO = 8,                 /* file could not be read */
-  VKQC_ERROR_NOT_FOUND = 9           /* no such program / tensor */
+  VKQC_ERROR_NOT_FOUND = 9,          /* no such program / tensor */
+  VKQC_ERROR_TIMEOUT = 10            /* the GPU did not finish within the timeout; the work is still
+                                        in flight: vkqc_model_wait again, or destroy the model */
 } vkqc_status;
 
 typedef enum vkqc_log_level {
@@ -74,6 +76,11 @@ typedef struct vkqc_context_options {
                                            this is for bundles from untrusted sources). Fails
                                            context creation where the device lacks it; ignored
                                            with an external device (the app chose its features) */
+  uint64_t timeout_ns;                  /* bound of every wait the runtime does for the GPU (runs,
+                                           uploads, reads of state): past it a call returns
+                                           VKQC_ERROR_TIMEOUT. 0: 60 seconds; UINT64_MAX: unbounded.
+                                           (Appended: a smaller struct_size from an older header
+                                           keeps the default.) */
 } vkqc_context_options;
 
 void vkqc_context_options_init(vkqc_context_options* options);
@@ -145,6 +152,17 @@ vkqc_status vkqc_model_map_output(vkqc_model model, uint32_t program, uint32_t i
  * VKQC_ERROR_INVALID_ARGUMENT, running nothing, where position + tokens would exceed the max
  * context (nothing is ever written past the KV cache). */
 vkqc_status vkqc_model_run(vkqc_model model, uint32_t program);
+
+/* Asynchronous runs. vkqc_model_submit starts `program` and returns at once (a stateful bundle's
+ * position advances at submit); vkqc_model_wait waits for it at most timeout_ns (0: poll) and
+ * returns VKQC_OK when it finished, VKQC_ERROR_TIMEOUT while it still runs. Meanwhile the app may
+ * prepare its next input in its own memory; every other call on the model that touches its buffers
+ * or the GPU (write_input, read_output, map_*, run, submit, reset_state, read_state, ...) first
+ * waits for the submission, bounded by the context's timeout. A device lost during a run makes
+ * that call and every later one return VKQC_ERROR_DEVICE_LOST; the model can still be destroyed
+ * (destroy waits for a submission in flight). vkqc_model_run is submit + wait(context timeout). */
+vkqc_status vkqc_model_submit(vkqc_model model, uint32_t program);
+vkqc_status vkqc_model_wait(vkqc_model model, uint64_t timeout_ns);
 
 /* Stateful bundles: a decoder compiled with attention ops keeps its KV cache on the device from
  * load to destroy, shared by every program (a prefill chunk and a decode step read and write the
