@@ -5,6 +5,11 @@
 #include <string>
 
 #include "model.h"
+#include "schema/bundle_integrity.h"
+
+#define VKQC_STR2(x) #x
+#define VKQC_STR(x) VKQC_STR2(x)
+#define VKQC_VERSION_STRING VKQC_STR(VKQC_VERSION_MAJOR) "." VKQC_STR(VKQC_VERSION_MINOR) "." VKQC_STR(VKQC_VERSION_PATCH)
 
 using namespace vkqc::rt;
 
@@ -47,6 +52,10 @@ const IoInfo* GetIo(vkqc_model m, uint32_t program, uint32_t index, bool output,
 }  // namespace
 
 extern "C" {
+
+const char* vkqc_version(void) { return VKQC_VERSION_STRING; }
+uint32_t vkqc_abi_version(void) { return VKQC_ABI_VERSION; }
+uint32_t vkqc_bundle_format_version(void) { return vkqc::kBundleFormatVersion; }
 
 const char* vkqc_status_string(vkqc_status s) {
   switch (s) {

@@ -22,6 +22,18 @@
 extern "C" {
 #endif
 
+/* Version of this header and of the library (vkqc_version). The ABI version changes when a
+ * compiled app must be rebuilt (a function removed or changed); appended functions and appended
+ * option fields (struct_size) keep it. Bundles carry a format version; vkqc_bundle_format_version
+ * is the newest this runtime reads (older ones are read too). */
+#define VKQC_VERSION_MAJOR 0
+#define VKQC_VERSION_MINOR 2
+#define VKQC_VERSION_PATCH 0
+#define VKQC_ABI_VERSION 1
+const char* vkqc_version(void);                 /* "0.2.0" */
+uint32_t vkqc_abi_version(void);                /* VKQC_ABI_VERSION of the library */
+uint32_t vkqc_bundle_format_version(void);      /* newest bundle format this runtime reads */
+
 typedef enum vkqc_status {
   VKQC_OK = 0,
   VKQC_ERROR_INVALID_ARGUMENT = 1,
