@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "compiler/graph/synthetic.h"
@@ -62,10 +63,17 @@ TEST(Async, SubmitThenWaitMatchesRunAndTimesOut) {
   const double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(vkqc_model_read_output(model, 0, 0, sync.data(), sync.size() * 4), VKQC_OK);
 
-  // Submit returns at once; a 1 ms wait times out while the GPU works; the CPU may go on.
+  // Submit returns at once; a 1 ms wait times out while the GPU works (on lavapipe the run takes
+  // seconds; a GPU may finish it within the millisecond, then only the result is checked).
   ASSERT_EQ(vkqc_model_submit(model, 0), VKQC_OK) << vkqc_last_error();
-  EXPECT_EQ(vkqc_model_wait(model, 1000000), VKQC_ERROR_TIMEOUT) << "a run of " << run_ms << " ms finished in 1 ms";
-  EXPECT_NE(std::string(vkqc_last_error()).find("still running"), std::string::npos) << vkqc_last_error();
+  const vkqc_status polled = vkqc_model_wait(model, 1000000);
+  if (run_ms > 50) {
+    EXPECT_EQ(polled, VKQC_ERROR_TIMEOUT) << "a run of " << run_ms << " ms finished in 1 ms";
+    EXPECT_NE(std::string(vkqc_last_error()).find("still running"), std::string::npos) << vkqc_last_error();
+  } else {
+    std::printf("[ note     ] the run takes %.2f ms here: the 1 ms wait may finish it\n", run_ms);
+    EXPECT_TRUE(polled == VKQC_OK || polled == VKQC_ERROR_TIMEOUT) << vkqc_status_string(polled);
+  }
   ASSERT_EQ(vkqc_model_wait(model, 300ull * 1000000000ull), VKQC_OK) << vkqc_last_error();
   EXPECT_EQ(vkqc_model_wait(model, 0), VKQC_OK);  // nothing in flight
   ASSERT_EQ(vkqc_model_read_output(model, 0, 0, async.data(), async.size() * 4), VKQC_OK);
@@ -94,7 +102,16 @@ TEST(Async, ContextTimeoutBoundsEveryWait) {
   ASSERT_EQ(vkqc_model_load(ctx, bundle.data(), bundle.size(), nullptr, &model), VKQC_OK) << vkqc_last_error();
   const auto x = testing_graphs::RandomFloats(size_t(m * k), 6);
   ASSERT_EQ(vkqc_model_write_input(model, 0, 0, x.data(), x.size() * 4), VKQC_OK);
-  ASSERT_EQ(vkqc_model_run(model, 0), VKQC_ERROR_TIMEOUT) << "the run finished within 250 ms";
+  const auto t0 = std::chrono::steady_clock::now();
+  const vkqc_status st_run = vkqc_model_run(model, 0);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (st_run == VKQC_OK && ms < 250) {  // a GPU: the dispatch cannot outlast the timeout here
+    vkqc_model_destroy(model);
+    vkqc_context_destroy(ctx);
+    GTEST_SKIP() << "the run takes " << ms << " ms on this device, under the 250 ms timeout; the timeout path "
+                 "runs on lavapipe (seconds)";
+  }
+  ASSERT_EQ(st_run, VKQC_ERROR_TIMEOUT) << "the run finished within 250 ms";
   EXPECT_NE(std::string(vkqc_last_error()).find("timeout"), std::string::npos) << vkqc_last_error();
   std::vector<float> y(size_t(m * n));
   const vkqc_status st = vkqc_model_read_output(model, 0, 0, y.data(), y.size() * 4);
