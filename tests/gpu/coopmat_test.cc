@@ -103,12 +103,11 @@ TEST(CoopMat, RefusedWhereTheDeviceLacksIt) {
   gpu_test::ExpectNoValidationMessages("refusal");
 }
 
-// The waiver of gpu_fixture.h on the messages the 1.3.239 layer printed on the H100 (shortened):
+// The waiver (tools/vkqc/validation_waiver.h, used by the fixture and the CLI) on the messages the 1.3.239 layer printed on the H100 (shortened):
 // nothing but the identified KHR-coopmat noise is waived, and only once the layer said it lacks
 // the extension; the follow-on messages only for a module it reported with capability 6022.
 TEST(CoopMat, ValidationWaiverIsNarrow) {
-  const gpu_test::Waiver saved = gpu_test::Waivers();
-  gpu_test::Waivers() = {};
+  validation::Waiver w;  // a fresh one (the fixture's keeps its state)
   const std::string dev = "Validation Error: [ X ] Object 0: handle = 0x55ae2823e000, type = VK_OBJECT_TYPE_DEVICE; | ";
   const std::string inconsistent = dev + "SPIR-V module not valid: Invalid capability operand: 6022";
   const std::string module_param =
@@ -131,25 +130,24 @@ TEST(CoopMat, ValidationWaiverIsNarrow) {
   const std::string unsupported =
       "Validation Warning: [ VUID_Undefined ] | Device Extension VK_KHR_cooperative_matrix is not supported by this layer.";
   // Before the layer says it lacks the extension: only the unknown struct.
-  EXPECT_TRUE(gpu_test::WaivedMessage(unknown_struct));
-  EXPECT_FALSE(gpu_test::WaivedMessage(inconsistent));
-  EXPECT_FALSE(gpu_test::WaivedMessage(extension));
-  EXPECT_TRUE(gpu_test::WaivedMessage(unsupported));
-  EXPECT_TRUE(gpu_test::WaivedMessage(inconsistent));
-  EXPECT_TRUE(gpu_test::WaivedMessage(capability));
-  EXPECT_TRUE(gpu_test::WaivedMessage(extension));
+  EXPECT_TRUE(w.Waive(unknown_struct));
+  EXPECT_FALSE(w.Waive(inconsistent));
+  EXPECT_FALSE(w.Waive(extension));
+  EXPECT_TRUE(w.Waive(unsupported));
+  EXPECT_TRUE(w.Waive(inconsistent));
+  EXPECT_TRUE(w.Waive(capability));
+  EXPECT_TRUE(w.Waive(extension));
   // Follow-ons: not for a module never reported with 6022, yes once it was.
-  EXPECT_FALSE(gpu_test::WaivedMessage(spec_failed("0xa000000000a0")));
-  EXPECT_FALSE(gpu_test::WaivedMessage(local_size("0xa000000000a0")));
-  EXPECT_TRUE(gpu_test::WaivedMessage(module_param));
-  EXPECT_TRUE(gpu_test::WaivedMessage(spec_failed("0xa000000000a0")));
-  EXPECT_TRUE(gpu_test::WaivedMessage(local_size("0xa000000000a0")));
-  EXPECT_FALSE(gpu_test::WaivedMessage(spec_failed("0xb000000000b0")));
-  EXPECT_FALSE(gpu_test::WaivedMessage(local_size("0xa000000000a")));  // a prefix is another handle
+  EXPECT_FALSE(w.Waive(spec_failed("0xa000000000a0")));
+  EXPECT_FALSE(w.Waive(local_size("0xa000000000a0")));
+  EXPECT_TRUE(w.Waive(module_param));
+  EXPECT_TRUE(w.Waive(spec_failed("0xa000000000a0")));
+  EXPECT_TRUE(w.Waive(local_size("0xa000000000a0")));
+  EXPECT_FALSE(w.Waive(spec_failed("0xb000000000b0")));
+  EXPECT_FALSE(w.Waive(local_size("0xa000000000a")));  // a prefix is another handle
   // Anything else is never waived.
-  EXPECT_FALSE(gpu_test::WaivedMessage("Validation Error: [ SYNC-HAZARD-READ-AFTER-WRITE ] ... 6022"));
-  EXPECT_FALSE(gpu_test::WaivedMessage(dev + "Invalid capability operand: 6023"));
-  gpu_test::Waivers() = saved;
+  EXPECT_FALSE(w.Waive("Validation Error: [ SYNC-HAZARD-READ-AFTER-WRITE ] ... 6022"));
+  EXPECT_FALSE(w.Waive(dev + "Invalid capability operand: 6023"));
 }
 
 struct Combo {

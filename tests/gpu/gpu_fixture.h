@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compiler/graph/ir.h"
+#include "tools/vkqc/validation_waiver.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc::gpu_test {
@@ -24,65 +25,16 @@ inline std::vector<std::string>& Messages() {
   return m;
 }
 
-// The one waiver. Debian 12's Khronos validation layer (1.3.239) predates VK_KHR_cooperative_matrix
-// (1.3.255): it reports the extension's feature struct as unknown, says it does not support the
-// extension, and cannot parse a module that uses it, so each such module draws the same handful
-// of messages. Those are waived, each by what identifies it: the unknown struct by its
-// VkStructureType (1000506000); the rest only after the layer said it does not support the
-// extension, and then: the module messages that name capability 6022 or SPV_KHR_cooperative_matrix
-// or an unhandled capability, and the two follow-on messages of a pipeline (specialization
-// failed, local size read as 1) only for a module handle the layer already reported as carrying
-// capability 6022. Every other message, and every message of a layer that knows the extension,
-// fails the test.
-struct Waiver {
-  bool layer_lacks_khr_coopmat = false;
-  std::vector<std::string> khr_modules;  // shader-module handles reported with capability 6022
-  size_t waived = 0;
-};
-inline Waiver& Waivers() {
-  static Waiver w;
+// The one waiver (tools/vkqc/validation_waiver.h): the Debian 1.3.239 layer's messages about
+// VK_KHR_cooperative_matrix, each by what identifies it; every other message fails the test.
+inline validation::Waiver& Waivers() {
+  static validation::Waiver w;
   return w;
-}
-inline bool Has(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }
-// The hex handle that follows `prefix` in `m` ("" when absent).
-inline std::string HandleAfter(const std::string& m, const char* prefix) {
-  const size_t at = m.find(prefix);
-  if (at == std::string::npos) return "";
-  const size_t b = at + std::strlen(prefix);
-  size_t e = b;
-  while (e < m.size() && (std::isxdigit(static_cast<unsigned char>(m[e])) || m[e] == 'x')) ++e;
-  return m.substr(b, e - b);
-}
-inline bool WaivedMessage(const std::string& m) {
-  Waiver& w = Waivers();
-  if (Has(m, "VK_KHR_cooperative_matrix is not supported by this layer")) {
-    w.layer_lacks_khr_coopmat = true;
-    return true;
-  }
-  if (Has(m, "VUID-VkDeviceCreateInfo-pNext-pNext") && Has(m, "unknown VkStructureType (1000506000)")) return true;
-  if (!w.layer_lacks_khr_coopmat) return false;
-  if (Has(m, "Invalid capability operand: 6022")) {
-    const std::string h = HandleAfter(m, "VkShaderModule ");
-    if (!h.empty()) w.khr_modules.push_back(h);
-    return true;
-  }
-  if (Has(m, "(SPV_KHR_cooperative_matrix) was declared") || Has(m, "(Unhandled OpCapability) was declared"))
-    return true;
-  auto known = [&](const std::string& h) {
-    return !h.empty() && std::find(w.khr_modules.begin(), w.khr_modules.end(), h) != w.khr_modules.end();
-  };
-  if (Has(m, "attempted to apply specialization constants with spirv-opt but failed"))
-    return known(HandleAfter(m, "VkShaderModule "));
-  if (Has(m, "Local workgroup size x (1) is not a multiple of")) return known(HandleAfter(m, "handle = "));
-  return false;
 }
 
 inline void OnLog(void*, vkqc_log_level level, const char* msg) {
   if (level != VKQC_LOG_VALIDATION) return;
-  if (WaivedMessage(msg)) {
-    ++Waivers().waived;
-    return;
-  }
+  if (Waivers().Waive(msg)) return;
   Messages().push_back(msg);
 }
 
@@ -118,10 +70,10 @@ inline void ExpectNoValidationMessages(const std::string& where) {
   auto& m = Messages();
   for (const auto& s : m) ADD_FAILURE() << where << ": validation message: " << s;
   m.clear();
-  if (Waivers().waived) {
+  if (Waivers().waived()) {
     std::printf("[ waiver   ] %zu validation messages of a layer that predates VK_KHR_cooperative_matrix\n",
-                Waivers().waived);
-    Waivers().waived = 0;
+                Waivers().waived());
+    Waivers().ResetCount();
   }
 }
 

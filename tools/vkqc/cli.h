@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/common/result.h"
+#include "tools/vkqc/validation_waiver.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -116,9 +117,14 @@ struct Runtime {
   ~Runtime() {
     vkqc_model_destroy(model);
     vkqc_context_destroy(ctx);
+    if (waiver.waived())
+      std::fprintf(stderr, "validation: %zu messages waived (this validation layer predates VK_KHR_cooperative_matrix)\n",
+                   waiver.waived());
   }
+  validation::Waiver waiver;  // the Debian layer's known VK_KHR_cooperative_matrix messages
   static void Log(void* user, vkqc_log_level level, const char* msg) {
     auto* self = static_cast<Runtime*>(user);
+    if (level == VKQC_LOG_VALIDATION && self->waiver.Waive(msg)) return;
     if (level == VKQC_LOG_VALIDATION) {
       self->validation.push_back(msg);
       std::fprintf(stderr, "validation: %s\n", msg);
