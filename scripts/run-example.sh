@@ -39,3 +39,15 @@ python3 examples/llama/make_example.py "$out/llama-tiny" --config tiny
 build/vkqc compile "$out/llama-tiny/graph.json" --target "$out/local.json" --tokens 1,16,128 -o "$out/llama-tiny.vkqb"
 build/vkqc generate "$out/llama-tiny.vkqb" --prompt-ids 1,5,9,200,33 --max-new-tokens 32 --validation
 build/vkqc run "$out/llama-tiny.vkqb" --tokens 16 --validation --reference "$out/llama-tiny/graph.json"
+
+# The same kind of decoder as a GGUF checkpoint (llama.cpp's format: Q4_0 weights and a
+# SentencePiece-style tokenizer, written by examples/llama/make_gguf.py): imported exactly, then a
+# text prompt in and text out.
+PY=python3  # make_gguf.py needs numpy (setup.sh installs python3-numpy for the system python)
+python3 -c "import numpy" 2>/dev/null || PY=/usr/bin/python3
+"$PY" examples/llama/make_gguf.py "$out/gguf"
+build/vkqc import "$out/gguf/model.gguf" -o "$out/gguf.vkqg"
+build/vkqc inspect "$out/gguf.vkqg" > "$out/gguf-inspect.txt"
+head -4 "$out/gguf-inspect.txt"
+build/vkqc compile "$out/gguf.vkqg" --target "$out/local.json" --tokens 1,16 -o "$out/gguf.vkqb"
+build/vkqc generate "$out/gguf.vkqb" --prompt "The capital of France is" --max-new-tokens 16 --validation
