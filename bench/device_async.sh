@@ -1,9 +1,6 @@
 set -u
-for f in .gl/lib*.deb; do dpkg -x "$f" /; done; ldconfig
-mkdir -p /tmp/vl && dpkg -x .gl/vulkan-validationlayers*.deb /tmp/vl
-export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
-export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# One device call (GGUF session, calls 4-5): the async tests and generate/bench on the H100.
+source bench/device_env.sh
 V=.dev/vkqc; P=/tmp/h100.json
 $V probe -o $P > /dev/null
 VKQC_TEST_PROFILE=$P timeout 300 .dev/vkqc_gpu_tests --gtest_filter='Async.*:Decoder.*:Chain.*:Convert.*:Ops/Combinations.*' > /tmp/t.log 2>&1

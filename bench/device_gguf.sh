@@ -7,11 +7,7 @@
 # 3. q8gsw against q8csw and q4gsw layers at decode and prefill sizes (vkqc bench, read roofline).
 # usage (on the device, repo root): bash bench/device_gguf.sh   (writes to $OUT)
 set -u
-for f in .gl/lib*.deb; do dpkg -x "$f" /; done; ldconfig
-mkdir -p /tmp/vl && dpkg -x .gl/vulkan-validationlayers*.deb /tmp/vl
-export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
-export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+source bench/device_env.sh
 V=$PWD/.dev/vkqc
 P=/tmp/h100.json S=nvidia-hopper
 T0=$(date +%s); t() { echo "[$(( $(date +%s) - T0 )) s] $*"; }

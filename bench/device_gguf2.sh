@@ -1,9 +1,7 @@
 set -u
-for f in .gl/lib*.deb; do dpkg -x "$f" /; done; ldconfig
-mkdir -p /tmp/vl && dpkg -x .gl/vulkan-validationlayers*.deb /tmp/vl
-export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
-export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# One device call (bench/RESULTS.md, "GGUF session", call 3): GPU suites incl. q4gmw with the probed
+# profile, the four GGUF types on nvidia-hopper against the numpy decoder, the 1b decoder and q4gmw benches.
+source bench/device_env.sh
 V=.dev/vkqc; P=/tmp/h100.json
 $V probe -o $P > /dev/null
 VKQC_TEST_PROFILE=$P timeout 300 .dev/vkqc_gpu_tests --gtest_filter='CoopMat*:All/Int4Combos.*q4gmw*:Decoder.*:RowFusion.*:Ops/Combinations.*' > $OUT/gpu_tests.log 2>&1

@@ -66,12 +66,12 @@ void main() {
 #ifdef VKQC_W4_MIN
   // Per row: sum of the activations over the current group (int: of x - zx), for the minimum.
 #ifdef VKQC_INT_DOT
-  int xsum[RM];
-  for (uint i = 0u; i < RM; ++i) xsum[i] = 0;
+#define XSUM_T int
 #else
-  float xsum[RM];
-  for (uint i = 0u; i < RM; ++i) xsum[i] = 0.0;
+#define XSUM_T float
 #endif
+  XSUM_T xsum[RM];
+  for (uint i = 0u; i < RM; ++i) xsum[i] = XSUM_T(0);
 #endif
 
   for (uint k4 = 0u; k4 < K4P; k4 += BK4) {
@@ -160,7 +160,7 @@ void main() {
 #endif
 #ifdef VKQC_W4_MIN
             accf[i] -= float(xsum[i]) * mn;
-            xsum[i] = xsum[i] * 0;
+            xsum[i] = XSUM_T(0);
 #endif
           }
 #ifdef VKQC_INT_DOT

@@ -314,9 +314,7 @@ void loop_general(uint t, uint n0, uint mbase) {
           const uint xa = XWORD(m * K4P + 2u * k8), xb = XWORD(m * K4P + 2u * k8 + 1u);
           const int p = SDOT(xa, lo) + SDOT(xb, hi) - zx[mi] * sw;
 #ifdef VKQC_W4_MIN
-          const int px = SDOT(xa, ONES) + SDOT(xb, ONES) - 8 * zx[mi];
-#else
-          const int px = 0;
+          const int px = SDOT(xa, ONES) + SDOT(xb, ONES) - 8 * zx[mi];  // sum of (x - zx) over the word
 #endif
           if (unit_in_one_group) {
             part[mi] += p;

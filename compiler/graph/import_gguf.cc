@@ -351,9 +351,8 @@ class Importer {
     }
     VKQC_ASSIGN_OR_RETURN(const int out_norm, Vector("output_norm.weight", C));
     int head = -1;
-    if (const TensorInfo* ot = f_.FindTensor("output.weight")) {
+    if (f_.FindTensor("output.weight")) {
       VKQC_ASSIGN_OR_RETURN(head, Linear("output.weight", V, C));
-      (void)ot;
     } else if (g_.tensors[size_t(emb)].quant) {
       head = emb;  // tied: the lm_head reads the (int8/int4) embedding table itself
       ++recipe_["tied output (the embedding table)"];
