@@ -1,6 +1,8 @@
 #include "reference/reference.h"
 
+#include "reference/cnn_ops_reference.h"
 #include "reference/decoder_reference.h"
+#include "reference/layout_reference.h"
 
 #include "reference/conv_reference.h"
 
@@ -214,6 +216,14 @@ Result<GraphResult> RunGraphDetailed(const ir::Graph& g, const std::map<std::str
     if (IsDecoderOp(op.type)) {
       DecoderValues dv{values, ints, o.state, magnitude};
       VKQC_TRY(RunDecoderOp(g, op, o.tokens, dv));
+      continue;
+    }
+    if (IsCnnOp(g, op)) {
+      VKQC_TRY(RunCnnOp(g, op, o.tokens, values));
+      continue;
+    }
+    if (IsLayoutOp(op.type)) {
+      VKQC_TRY(RunLayoutOp(g, op, o.tokens, values));
       continue;
     }
     if (op.type == ir::OpType::Mul) {

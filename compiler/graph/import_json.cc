@@ -4,8 +4,10 @@
 // bytes.
 #include "compiler/graph/import_json.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -146,6 +148,12 @@ class Importer {
   Status ParseNorm(const json& j, const std::string& where, ir::Op& op);
   Status ParseRope(const json& j, const std::string& where, ir::Op& op);
   Status ParseAttention(const json& j, const std::string& where, ir::Op& op);
+  Status ParseConcat(const json& j, const std::string& where, ir::Op& op);
+  Status ParseHardSigmoid(const json& j, const std::string& where, ir::Op& op);
+  Status ParseResize(const json& j, const std::string& where, ir::Op& op);
+  Status ParseTranspose(const json& j, const std::string& where, ir::Op& op);
+  Status ParseReshape(const json& j, const std::string& where, ir::Op& op);
+  Status ParseClip(const json& j, const std::string& where, ir::Op& op);
   // An optional number (float) or integer key; absent keeps `out`.
   Status ParseFloat(const json& j, const char* key, const std::string& where, float& out) const;
   Status ParseInt(const json& j, const char* key, const std::string& where, int32_t& out) const;
@@ -776,6 +784,69 @@ Status Importer::ParseAttention(const json& j, const std::string& where, ir::Op&
   return ParseFloat(j, "scale", where, a.scale);
 }
 
+Status Importer::ParseConcat(const json& j, const std::string& where, ir::Op& op) {
+  VKQC_TRY(ParseInt(j, "axis", where, op.concat.axis));
+  if (j.contains("output_quant"))
+    VKQC_TRY(ParseActivationQuant(j["output_quant"], where + " output_quant", op.concat.output_quant));
+  return ApplyOutputQuant(op.concat.output_quant, op, where);
+}
+
+Status Importer::ParseHardSigmoid(const json& j, const std::string& where, ir::Op& op) {
+  VKQC_TRY(ParseFloat(j, "alpha", where, op.unary.alpha));
+  return ParseFloat(j, "beta", where, op.unary.beta);
+}
+
+// An i8 output declared without a quant takes its input's (resize is a copy).
+Status Importer::ParseResize(const json& j, const std::string& where, ir::Op& op) {
+  VKQC_TRY(ParseInts(j, "scale", 2, "[h, w]", where, op.resize.scale));
+  if (op.inputs.size() == 1 && op.outputs.size() == 1) {
+    const ir::Tensor& x = g_.tensors[size_t(op.inputs[0])];
+    ir::Tensor& y = g_.tensors[size_t(op.outputs[0])];
+    if (x.dtype == ir::DType::I8 && y.dtype == ir::DType::I8 && x.quant && !y.quant) y.quant = x.quant;
+  }
+  return {};
+}
+
+// transpose and reshape copy values: an i8 output declared without a quant takes its input's.
+Status Importer::ParseReshape(const json&, const std::string&, ir::Op& op) {
+  if (op.inputs.size() == 1 && op.outputs.size() == 1) {
+    const ir::Tensor& x = g_.tensors[size_t(op.inputs[0])];
+    ir::Tensor& y = g_.tensors[size_t(op.outputs[0])];
+    if (x.dtype == ir::DType::I8 && y.dtype == ir::DType::I8 && x.quant && !y.quant) y.quant = x.quant;
+  }
+  return {};
+}
+
+Status Importer::ParseTranspose(const json& j, const std::string& where, ir::Op& op) {
+  auto it = j.find("perm");
+  if (it == j.end()) return Fail(where, "missing required key 'perm' (the permutation, e.g. [0, 2, 3, 1])");
+  const std::string want = "perm must be an array of at most 6 axis indices (e.g. [0, 2, 3, 1]), not ";
+  if (!it->is_array() || it->size() > 6) return Fail(where, want + it->dump());
+  for (const json& v : *it) {
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT32_MAX) ||
+        (!v.is_number_unsigned() && v.get<int64_t>() < INT32_MIN))
+      return Fail(where, want + it->dump());
+    op.transpose.perm.push_back(v.get<int32_t>());
+  }
+  return ParseReshape(j, where, op);
+}
+
+// clip: "min" and "max" are optional (absent: no bound, -inf / +inf).
+Status Importer::ParseClip(const json& j, const std::string& where, ir::Op& op) {
+  op.unary.alpha = -std::numeric_limits<float>::infinity();
+  op.unary.beta = std::numeric_limits<float>::infinity();
+  for (const char* key : {"min", "max"}) {
+    if (!j.contains(key)) continue;
+    const json& v = j[key];
+    const double d = v.is_number() ? v.get<double>() : 0.0;
+    if (!v.is_number() || !(std::fabs(d) <= double(std::numeric_limits<float>::max())))
+      return Fail(where, std::string(key) + " must be a finite number in float range (leave it out for no bound), not " +
+                             v.dump());
+    (key[1] == 'i' ? op.unary.alpha : op.unary.beta) = float(d);
+  }
+  return {};
+}
+
 const std::vector<OpSyntax>& OpSyntaxes() {
   static const std::vector<OpSyntax> kOps = {
       {"linear",
@@ -804,6 +875,19 @@ const std::vector<OpSyntax>& OpSyntaxes() {
       {"attention", ir::OpType::Attention, {"num_heads", "num_kv_heads", "head_dim", "scale"},
        &Importer::ParseAttention},
       {"argmax", ir::OpType::Argmax, {}, &Importer::ParseNoAttrs},
+      {"max_pool2d",
+       ir::OpType::MaxPool2d,
+       {"kernel", "stride", "padding", "global", "output_quant"},
+       &Importer::ParsePool},
+      {"concat", ir::OpType::Concat, {"axis", "output_quant"}, &Importer::ParseConcat},
+      {"sigmoid", ir::OpType::Sigmoid, {}, &Importer::ParseNoAttrs},
+      {"hard_sigmoid", ir::OpType::HardSigmoid, {"alpha", "beta"}, &Importer::ParseHardSigmoid},
+      {"hard_swish", ir::OpType::HardSwish, {}, &Importer::ParseNoAttrs},
+      {"resize_nearest", ir::OpType::ResizeNearest, {"scale"}, &Importer::ParseResize},
+      {"softmax", ir::OpType::Softmax, {}, &Importer::ParseNoAttrs},
+      {"transpose", ir::OpType::Transpose, {"perm"}, &Importer::ParseTranspose},
+      {"reshape", ir::OpType::Reshape, {}, &Importer::ParseReshape},
+      {"clip", ir::OpType::Clip, {"min", "max"}, &Importer::ParseClip},
   };
   return kOps;
 }

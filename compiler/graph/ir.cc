@@ -101,6 +101,26 @@ const char* OpTypeName(OpType t) {
       return "attention";
     case OpType::Argmax:
       return "argmax";
+    case OpType::MaxPool2d:
+      return "max_pool2d";
+    case OpType::Concat:
+      return "concat";
+    case OpType::Sigmoid:
+      return "sigmoid";
+    case OpType::HardSigmoid:
+      return "hard_sigmoid";
+    case OpType::HardSwish:
+      return "hard_swish";
+    case OpType::ResizeNearest:
+      return "resize_nearest";
+    case OpType::Softmax:
+      return "softmax";
+    case OpType::Transpose:
+      return "transpose";
+    case OpType::Reshape:
+      return "reshape";
+    case OpType::Clip:
+      return "clip";
   }
   return "unknown-op";
 }

@@ -84,12 +84,38 @@ struct Tensor {
 //           then y[t, h] = softmax(q[t,h] . K^T * scale over positions 0..pos+t) V with KV head
 //           h / (Hq / Hkv) (DESIGN 4.2).
 //   Argmax: inputs [x f32 [T, V]], outputs [y i32 [T]]: the first index of each row's maximum.
+//   MaxPool2d: inputs [x] (NHWC), outputs [y]; Op::pool as avg_pool2d, padded taps excluded
+//           (never the maximum). x f32 -> y f32; x i8 per tensor -> y i8 with output_quant Q8TO
+//           (required): the maximum of the window requantized (identity when the quant is equal).
+//   Concat: inputs [x0, x1, ...] (>= 1, same rank, same dims except `axis`), outputs [y];
+//           Op::concat. All f32 -> f32 (output_quant None); all i8 per tensor -> i8 with
+//           output_quant Q8TO (required), each input requantized (copied when its quant equals it).
+//   Sigmoid: inputs [x f32], outputs [y f32, same shape]; y = 1 / (1 + exp(-x)). No attrs.
+//   HardSigmoid: as Sigmoid; y = max(0, min(1, alpha * x + beta)); Op::unary.
+//   HardSwish: as Sigmoid; y = x * max(0, min(1, x / 6 + 1 / 2)). No attrs.
+//   ResizeNearest: inputs [x [N, H, W, C]] (NHWC), outputs [y [N, H*sh, W*sw, C]]; Op::resize;
+//           y[n, h, w, c] = x[n, h / sh, w / sw, c] (integer factors). f32 -> f32, or i8 -> i8
+//           with the same quant (a copy).
+//   Softmax: inputs [x f32 [.., C]], outputs [y f32, same shape]; over the last axis, the row
+//           maximum subtracted before exp, sums in fp32. No attrs.
+//   Transpose: inputs [x (rank 1..6)], outputs [y]; Op::transpose: y's dim i is x's dim perm[i]
+//           (numpy.transpose). f32 -> f32 or i8 -> i8 with the same quant (a copy).
+//   Reshape: inputs [x], outputs [y] (same element count, any shape; -1 dims resolved by the
+//           importer); row-major order kept, a view where the device layout allows (f32, or i8
+//           with an unchanged last dim or both last dims filling whole 32-byte rows), else a copy. f32 or i8 (same quant). No attrs.
+//   Clip:   inputs [x f32], outputs [y f32, same shape]; y = min(max(x, alpha), beta) (relu:
+//           alpha 0, beta +inf); Op::unary.
+//   Mul (broadcast): b's shape may broadcast to a's (numpy rules, rank(b) <= rank(a), each
+//           dim of b 1 or a's): e.g. a [N, H, W, C] * b [N, 1, 1, C] (squeeze-excite).
 enum class OpType : uint16_t {
   Linear = 0, Mul = 1, Silu = 2, Quantize = 3, Dequantize = 4, Conv2d = 5, Add = 6, AvgPool2d = 7,
-  Embedding = 8, RmsNorm = 9, Rope = 10, Attention = 11, Argmax = 12
+  Embedding = 8, RmsNorm = 9, Rope = 10, Attention = 11, Argmax = 12, MaxPool2d = 13, Concat = 14,
+  Sigmoid = 15, HardSigmoid = 16, HardSwish = 17, ResizeNearest = 18, Softmax = 19, Transpose = 20,
+  Reshape = 21, Clip = 22
 };
 // "linear", "mul", "silu", "quantize", "dequantize", "conv2d", "add", "avg_pool2d", "embedding",
-// "rms_norm", "rope", "attention", "argmax"
+// "rms_norm", "rope", "attention", "argmax", "max_pool2d", "concat", "sigmoid", "hard_sigmoid",
+// "hard_swish", "resize_nearest", "softmax", "transpose", "reshape", "clip"
 const char* OpTypeName(OpType t);
 
 // Activation fused into conv2d / add, applied to the real value before q8to requantization.
@@ -188,6 +214,27 @@ struct AttentionAttrs {
   bool operator==(const AttentionAttrs&) const = default;
 };
 
+struct ConcatAttrs {
+  int32_t axis = -1;   // negative counts from the end
+  Quant output_quant;  // None = f32; Q8TO = i8 (required for i8 inputs), carried by the output
+  bool operator==(const ConcatAttrs&) const = default;
+};
+
+struct TransposeAttrs {
+  std::vector<int32_t> perm;  // a permutation of 0..rank-1
+  bool operator==(const TransposeAttrs&) const = default;
+};
+
+struct UnaryAttrs {  // hard_sigmoid; clip (alpha = min, beta = max)
+  float alpha = 0.2f, beta = 0.5f;
+  bool operator==(const UnaryAttrs&) const = default;
+};
+
+struct ResizeAttrs {  // resize_nearest
+  int32_t scale[2] = {2, 2};  // h, w; >= 1
+  bool operator==(const ResizeAttrs&) const = default;
+};
+
 struct Op {
   std::string name;
   OpType type = OpType::Linear;
@@ -197,10 +244,14 @@ struct Op {
   LinearAttrs linear;    // type == Linear
   Conv2dAttrs conv2d;    // type == Conv2d
   AddAttrs add;          // type == Add
-  Pool2dAttrs pool;      // type == AvgPool2d
+  Pool2dAttrs pool;      // type == AvgPool2d, MaxPool2d
   NormAttrs norm;        // type == RmsNorm
   RopeAttrs rope;        // type == Rope
   AttentionAttrs attention;  // type == Attention
+  ConcatAttrs concat;    // type == Concat
+  UnaryAttrs unary;      // type == HardSigmoid, Clip
+  TransposeAttrs transpose;  // type == Transpose
+  ResizeAttrs resize;    // type == ResizeNearest
 };
 
 struct Graph {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -425,6 +426,7 @@ Status CheckForeignAttrs(const OpCtx& c) {
     ir::OpType owner;
     const char* what;
     bool is_default;
+    ir::OpType owner2 = ir::OpType(0xFFFF);  // a second op type that takes the same attributes
   };
   const ir::Op& op = c.op;
   const Kind kinds[] = {
@@ -435,17 +437,22 @@ Status CheckForeignAttrs(const OpCtx& c) {
        "input_quant or output_quant)", op.conv2d == ir::Conv2dAttrs{}},
       {ir::OpType::Add, "add attributes (activation or output_quant)", op.add == ir::AddAttrs{}},
       {ir::OpType::AvgPool2d, "pool attributes (kernel, stride, padding, global or output_quant)",
-       op.pool == ir::Pool2dAttrs{}},
+       op.pool == ir::Pool2dAttrs{}, ir::OpType::MaxPool2d},
       {ir::OpType::RmsNorm, "rms_norm attributes (eps)", op.norm == ir::NormAttrs{}},
       {ir::OpType::Rope, "rope attributes (head_dim, theta, layout, max_positions, scaling)",
        op.rope == ir::RopeAttrs{}},
       {ir::OpType::Attention, "attention attributes (num_heads, num_kv_heads, head_dim, scale)",
        op.attention == ir::AttentionAttrs{}},
+      {ir::OpType::Concat, "concat attributes (axis or output_quant)", op.concat == ir::ConcatAttrs{}},
+      {ir::OpType::HardSigmoid, "hard_sigmoid or clip attributes (alpha, beta; min, max)", op.unary == ir::UnaryAttrs{},
+       ir::OpType::Clip},
+      {ir::OpType::Transpose, "transpose attributes (perm)", op.transpose == ir::TransposeAttrs{}},
+      {ir::OpType::ResizeNearest, "resize_nearest attributes (scale)", op.resize == ir::ResizeAttrs{}},
   };
   bool has_own = false;
-  for (const Kind& k : kinds) has_own = has_own || k.owner == op.type;
+  for (const Kind& k : kinds) has_own = has_own || k.owner == op.type || k.owner2 == op.type;
   for (const Kind& k : kinds) {
-    if (k.owner == op.type || k.is_default) continue;
+    if (k.owner == op.type || k.owner2 == op.type || k.is_default) continue;
     return c.Fail(std::string("carries ") + k.what + "; a " + ir::OpTypeName(op.type) +
                   " op takes " + (has_own ? "only its own" : "none"));
   }
@@ -657,18 +664,19 @@ Status CheckAdd(const OpCtx& c) {
   return CheckQuantOutput(c, y, a.output_quant, x0.shape);
 }
 
-// avg_pool2d: see ir::Pool2dAttrs.
-Status CheckAvgPool2d(const OpCtx& c) {
+// avg_pool2d and max_pool2d: see ir::Pool2dAttrs and ir::OpType::MaxPool2d.
+Status CheckPool2d(const OpCtx& c) {
   const Graph& g = c.g;
   const ir::Pool2dAttrs& a = c.op.pool;
   const Tensor& x = c.In(0);
   const Tensor& y = c.Out(0);
   const std::string xn = "input " + Quote(x.name);
+  const std::string what = c.op.type == ir::OpType::MaxPool2d ? "maximum" : "average";
   VKQC_TRY(CheckNhwc(c, x));
   if (x.dtype == DType::I8) {
     VKQC_TRY(CheckPerTensorInt8(c, x));
     if (a.output_quant.scheme != Scheme::Q8TO) {
-      return c.Fail(xn + " is int8, so output_quant must be q8to (the average is requantized to "
+      return c.Fail(xn + " is int8, so output_quant must be q8to (the " + what + " is requantized to "
                     "int8), but it is " + std::string(ir::SchemeName(a.output_quant.scheme)) +
                     "; set output_quant q8to with a scale and zero point");
     }
@@ -676,11 +684,11 @@ Status CheckAvgPool2d(const OpCtx& c) {
     if (a.output_quant.scheme != Scheme::None) {
       return c.Fail("output_quant " + std::string(ir::SchemeName(a.output_quant.scheme)) +
                     " needs an int8 input, but " + xn +
-                    " is f32; remove output_quant (the f32 average is f32)");
+                    " is f32; remove output_quant (the f32 " + what + " is f32)");
     }
   } else {
-    return c.Fail(xn + " is " + ir::DTypeName(x.dtype) +
-                  "; avg_pool2d takes f32, or i8 with a per-tensor q8ta/q8to quant");
+    return c.Fail(xn + " is " + ir::DTypeName(x.dtype) + "; " + ir::OpTypeName(c.op.type) +
+                  " takes f32, or i8 with a per-tensor q8ta/q8to quant");
   }
   const int64_t n = x.shape[0];
   const int64_t ch = x.shape[3];
@@ -700,8 +708,7 @@ Status CheckAvgPool2d(const OpCtx& c) {
   }
   if (a.kernel[0] < 1 || a.kernel[1] < 1) {
     return c.Fail("kernel " + Pair(a.kernel) +
-                  " is missing or not >= 1; give kernel [kh, kw], or set global for a global "
-                  "average pool");
+                  " is missing or not >= 1; give kernel [kh, kw], or set global for a global " + what + " pool");
   }
   VKQC_TRY(CheckWindowParams(c, a.stride, a.padding, nullptr));
   for (int i = 0; i < 4; ++i) {
@@ -802,8 +809,9 @@ Status CheckDequantize(const OpCtx& c) {
   return {};
 }
 
-// Elementwise f32 ops (mul, silu): every input and the output f32 with the shape of input 0
-// (the leading dimension may be symbolic and must match); constant inputs are refused.
+// Elementwise f32 ops (mul, silu, sigmoid, hard_sigmoid, hard_swish): every input and the output
+// f32 with the shape of input 0 (the leading dimension may be symbolic and must match), except
+// that mul's b may broadcast to a's shape (verify::CheckBroadcast); constant inputs are refused.
 Status CheckElementwise(const OpCtx& c) {
   const Graph& g = c.g;
   const char* type = ir::OpTypeName(c.op.type);
@@ -821,6 +829,10 @@ Status CheckElementwise(const OpCtx& c) {
                     "output)");
     }
     if (i > 0 && t.shape != a.shape) {
+      if (c.op.type == ir::OpType::Mul) {
+        VKQC_TRY(verify::CheckBroadcast(c, a, t));
+        continue;
+      }
       return c.Fail("inputs " + Quote(a.name) + " " + Dims(g, a.shape) + " and " + Quote(t.name) +
                     " " + Dims(g, t.shape) + " differ in shape; " + type +
                     " needs identical shapes (no broadcasting)");
@@ -911,13 +923,23 @@ constexpr OpRule kOpRules[] = {
     {ir::OpType::Dequantize, 1, 1, 1, "input [q] and one output", CheckDequantize},
     {ir::OpType::Conv2d, 2, 3, 1, "inputs [x, w] or [x, w, bias] and one output", CheckConv2d},
     {ir::OpType::Add, 2, 2, 1, "inputs [a, b] and one output", CheckAdd},
-    {ir::OpType::AvgPool2d, 1, 1, 1, "input [x] and one output", CheckAvgPool2d},
+    {ir::OpType::AvgPool2d, 1, 1, 1, "input [x] and one output", CheckPool2d},
+    {ir::OpType::MaxPool2d, 1, 1, 1, "input [x] and one output", CheckPool2d},
     {ir::OpType::Embedding, 2, 2, 1, "inputs [ids, table] and one output", verify::CheckEmbedding},
     {ir::OpType::RmsNorm, 2, 2, 1, "inputs [x, weight] and one output", verify::CheckRmsNorm},
     {ir::OpType::Rope, 2, 2, 1, "inputs [x, pos] and one output", verify::CheckRope},
     {ir::OpType::Attention, 6, 6, 1, "inputs [q, k, v, k_cache, v_cache, pos] and one output",
      verify::CheckAttention},
     {ir::OpType::Argmax, 1, 1, 1, "input [x] and one output", verify::CheckArgmax},
+    {ir::OpType::Concat, 1, SIZE_MAX, 1, "inputs [x0, x1, ...] (at least one) and one output", verify::CheckConcat},
+    {ir::OpType::Sigmoid, 1, 1, 1, "input [x] and one output", CheckElementwise},
+    {ir::OpType::HardSigmoid, 1, 1, 1, "input [x] and one output", verify::CheckHardSigmoid},
+    {ir::OpType::HardSwish, 1, 1, 1, "input [x] and one output", CheckElementwise},
+    {ir::OpType::ResizeNearest, 1, 1, 1, "input [x] and one output", verify::CheckResizeNearest},
+    {ir::OpType::Softmax, 1, 1, 1, "input [x] and one output", verify::CheckSoftmax},
+    {ir::OpType::Transpose, 1, 1, 1, "input [x] and one output", verify::CheckTranspose},
+    {ir::OpType::Reshape, 1, 1, 1, "input [x] and one output", verify::CheckReshape},
+    {ir::OpType::Clip, 1, 1, 1, "input [x] and one output", verify::CheckClip},
 };
 
 const OpRule* FindRule(ir::OpType t) {
@@ -1123,5 +1145,18 @@ Status VerifyGraph(const Graph& g, const std::string& origin) {
 Status verify::CheckWeight(const OpCtx& c, const ir::Tensor& w, int64_t n, int64_t k) {
   return CheckLinearWeight(c, w, n, k);
 }
+
+Status verify::CheckPerTensorInt8Input(const OpCtx& c, const ir::Tensor& t) { return CheckPerTensorInt8(c, t); }
+
+Status verify::CheckNotConstantInput(const OpCtx& c, const ir::Tensor& t) { return CheckNotConstant(c, t); }
+
+Status verify::CheckNhwcInput(const OpCtx& c, const ir::Tensor& x) { return CheckNhwc(c, x); }
+
+Status verify::CheckOutputQuant(const OpCtx& c, const ir::Tensor& y, const ir::Quant& oq,
+                                const std::vector<int64_t>& want) {
+  return CheckQuantOutput(c, y, oq, want);
+}
+
+Status verify::CheckElementwiseOp(const OpCtx& c) { return CheckElementwise(c); }
 
 }  // namespace vkqc

@@ -1,5 +1,6 @@
-// Shared by the graph verifier's files: the per-op check context and message helpers, and the
-// checks of the transformer-decoder ops (verify_decoder.cc). verify.cc's kOpRules lists them.
+// Shared by the graph verifier's files: the per-op check context and message helpers, the checks
+// of the transformer-decoder ops (verify_decoder.cc) and of the CNN glue ops (verify_cnn_ops.cc).
+// verify.cc's kOpRules lists them.
 #pragma once
 #include <string>
 #include <vector>
@@ -43,6 +44,28 @@ Status CheckRmsNorm(const OpCtx& c);
 Status CheckRope(const OpCtx& c);
 Status CheckAttention(const OpCtx& c);
 Status CheckArgmax(const OpCtx& c);
+
+// Shared rules of verify.cc, for the other files: a non-constant i8 input with a per-tensor
+// q8ta/q8to quant; a non-constant input; a non-constant rank-4 NHWC input; an output that is f32
+// `want` (oq none) or i8 `want` carrying oq (q8to); the f32 elementwise rule (verify.cc).
+Status CheckPerTensorInt8Input(const OpCtx& c, const ir::Tensor& t);
+Status CheckNotConstantInput(const OpCtx& c, const ir::Tensor& t);
+Status CheckNhwcInput(const OpCtx& c, const ir::Tensor& x);
+Status CheckOutputQuant(const OpCtx& c, const ir::Tensor& y, const ir::Quant& oq, const std::vector<int64_t>& want);
+Status CheckElementwiseOp(const OpCtx& c);
+
+// The ops of convolutional networks' glue (verify_cnn_ops.cc); semantics in ir.h.
+// b broadcasts to a's shape (numpy rules: rank(b) <= rank(a), each dim of b 1 or a's).
+Status CheckBroadcast(const OpCtx& c, const ir::Tensor& a, const ir::Tensor& b);
+Status CheckConcat(const OpCtx& c);
+Status CheckHardSigmoid(const OpCtx& c);
+Status CheckResizeNearest(const OpCtx& c);
+Status CheckSoftmax(const OpCtx& c);
+
+// The layout ops and clip (verify_shape_ops.cc); semantics in ir.h.
+Status CheckTranspose(const OpCtx& c);
+Status CheckReshape(const OpCtx& c);
+Status CheckClip(const OpCtx& c);
 
 // State tensors (KV caches): f16/f32, concrete shape, no data or quant, never a graph input or
 // output, never an op's output, and read only by attention ops as their caches (once each).

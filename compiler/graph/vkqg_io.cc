@@ -191,11 +191,23 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
     case fbg::OpType::Rope:
     case fbg::OpType::Attention:
     case fbg::OpType::Argmax:
+    case fbg::OpType::MaxPool2d:
+    case fbg::OpType::Concat:
+    case fbg::OpType::Sigmoid:
+    case fbg::OpType::HardSigmoid:
+    case fbg::OpType::HardSwish:
+    case fbg::OpType::ResizeNearest:
+    case fbg::OpType::Softmax:
+    case fbg::OpType::Transpose:
+    case fbg::OpType::Reshape:
+    case fbg::OpType::Clip:
       break;
     default:
       return Fail(who + ": unknown op type " + std::to_string(static_cast<int>(op.type())) +
                   " (this vkqc knows: linear, mul, silu, quantize, dequantize, conv2d, add, "
-                  "avg_pool2d, embedding, rms_norm, rope, attention, argmax); the file may come from a newer vkqc");
+                  "avg_pool2d, embedding, rms_norm, rope, attention, argmax, max_pool2d, concat, sigmoid, "
+                  "hard_sigmoid, hard_swish, resize_nearest, softmax, transpose, reshape, clip); the file may come "
+                  "from a newer vkqc");
   }
   out.type = static_cast<ir::OpType>(op.type());
   VKQC_TRY(ReadIndices(op.inputs(), who + ": input", out.inputs));
@@ -207,13 +219,19 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
                 (out.type == ir::OpType::Linear || out.type == ir::OpType::Conv2d ||
                          out.type == ir::OpType::Add || out.type == ir::OpType::AvgPool2d ||
                          out.type == ir::OpType::RmsNorm || out.type == ir::OpType::Rope ||
-                         out.type == ir::OpType::Attention
+                         out.type == ir::OpType::Attention || out.type == ir::OpType::MaxPool2d ||
+                         out.type == ir::OpType::Concat || out.type == ir::OpType::HardSigmoid ||
+                         out.type == ir::OpType::ResizeNearest || out.type == ir::OpType::Transpose ||
+                         out.type == ir::OpType::Clip
                      ? "it takes its own attribute table"
                      : "it takes no attributes") +
                 " (the file is corrupt or was written by a broken tool)");
   };
   switch (op.attrs_type()) {
     case fbg::OpAttrs::NONE:
+      if (out.type == ir::OpType::Clip)
+        return Fail(who + ": a clip op without UnaryAttrs (its min and max); the file is corrupt or was written by a "
+                    "broken tool");
       return {};
     case fbg::OpAttrs::LinearAttrs: {
       if (out.type != ir::OpType::Linear) return wrong_attrs("LinearAttrs", ir::OpType::Linear);
@@ -248,7 +266,7 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
       return {};
     }
     case fbg::OpAttrs::Pool2dAttrs: {
-      if (out.type != ir::OpType::AvgPool2d) {
+      if (out.type != ir::OpType::AvgPool2d && out.type != ir::OpType::MaxPool2d) {
         return wrong_attrs("Pool2dAttrs", ir::OpType::AvgPool2d);
       }
       const fbg::Pool2dAttrs* a = op.attrs_as_Pool2dAttrs();
@@ -293,6 +311,39 @@ Status Reader::ReadOp(int index, const fbg::Op& op, ir::Op& out) const {
       out.attention.num_kv_heads = a->num_kv_heads();
       out.attention.head_dim = a->head_dim();
       out.attention.scale = a->scale();
+      return {};
+    }
+    case fbg::OpAttrs::ConcatAttrs: {
+      if (out.type != ir::OpType::Concat) return wrong_attrs("ConcatAttrs", ir::OpType::Concat);
+      const fbg::ConcatAttrs* a = op.attrs_as_ConcatAttrs();
+      if (!a) return {};
+      out.concat.axis = a->axis();
+      VKQC_TRY(ReadQuant(a->output_quant(), who + ": output_quant", out.concat.output_quant));
+      return {};
+    }
+    case fbg::OpAttrs::UnaryAttrs: {
+      if (out.type != ir::OpType::HardSigmoid && out.type != ir::OpType::Clip)
+        return wrong_attrs("UnaryAttrs", ir::OpType::HardSigmoid);
+      if (const fbg::UnaryAttrs* a = op.attrs_as_UnaryAttrs()) {
+        out.unary.alpha = a->alpha();
+        out.unary.beta = a->beta();
+      }
+      return {};
+    }
+    case fbg::OpAttrs::ResizeAttrs: {
+      if (out.type != ir::OpType::ResizeNearest) return wrong_attrs("ResizeAttrs", ir::OpType::ResizeNearest);
+      if (const fbg::ResizeAttrs* a = op.attrs_as_ResizeAttrs())
+        VKQC_TRY(ReadIntArray(a->scale(), 2, who + ": scale", out.resize.scale));
+      return {};
+    }
+    case fbg::OpAttrs::TransposeAttrs: {
+      if (out.type != ir::OpType::Transpose) return wrong_attrs("TransposeAttrs", ir::OpType::Transpose);
+      const fbg::TransposeAttrs* a = op.attrs_as_TransposeAttrs();
+      if (!a || !a->perm()) return {};
+      if (a->perm()->size() > 64)
+        return Fail(who + ": perm has " + std::to_string(a->perm()->size()) +
+                    " entries (transpose takes rank 1 to 6); the file is corrupt or was written by a broken tool");
+      out.transpose.perm.assign(a->perm()->begin(), a->perm()->end());
       return {};
     }
   }
@@ -436,10 +487,16 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
     if (op.type != ir::OpType::Linear && !(op.linear == ir::LinearAttrs{})) foreign = "linear";
     if (op.type != ir::OpType::Conv2d && !(op.conv2d == ir::Conv2dAttrs{})) foreign = "conv2d";
     if (op.type != ir::OpType::Add && !(op.add == ir::AddAttrs{})) foreign = "add";
-    if (op.type != ir::OpType::AvgPool2d && !(op.pool == ir::Pool2dAttrs{})) foreign = "pool";
+    if (op.type != ir::OpType::AvgPool2d && op.type != ir::OpType::MaxPool2d && !(op.pool == ir::Pool2dAttrs{}))
+      foreign = "pool";
     if (op.type != ir::OpType::RmsNorm && !(op.norm == ir::NormAttrs{})) foreign = "rms_norm";
     if (op.type != ir::OpType::Rope && !(op.rope == ir::RopeAttrs{})) foreign = "rope";
     if (op.type != ir::OpType::Attention && !(op.attention == ir::AttentionAttrs{})) foreign = "attention";
+    if (op.type != ir::OpType::Concat && !(op.concat == ir::ConcatAttrs{})) foreign = "concat";
+    if (op.type != ir::OpType::HardSigmoid && op.type != ir::OpType::Clip && !(op.unary == ir::UnaryAttrs{}))
+      foreign = "hard_sigmoid";
+    if (op.type != ir::OpType::Transpose && !(op.transpose == ir::TransposeAttrs{})) foreign = "transpose";
+    if (op.type != ir::OpType::ResizeNearest && !(op.resize == ir::ResizeAttrs{})) foreign = "resize_nearest";
     if (foreign) {
       return InternalError("SerializeGraph: op " + Quote(op.name) + " (" +
                            ir::OpTypeName(op.type) + ") carries " + foreign +
@@ -481,7 +538,8 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
                                     attrs.Union()));
         break;
       }
-      case ir::OpType::AvgPool2d: {
+      case ir::OpType::AvgPool2d:
+      case ir::OpType::MaxPool2d: {
         const ir::Pool2dAttrs& pa = op.pool;
         auto kernel = ints(pa.kernel, 2);
         auto stride = ints(pa.stride, 2);
@@ -512,7 +570,30 @@ Result<std::vector<uint8_t>> SerializeGraph(const ir::Graph& graph) {
                                     attrs.Union()));
         break;
       }
-      default:  // mul, silu, quantize, dequantize, embedding, argmax: no attributes
+      case ir::OpType::Concat: {
+        auto out_q = opt_quant(op.concat.output_quant);
+        auto attrs = fbg::CreateConcatAttrs(fbb, op.concat.axis, out_q);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::ConcatAttrs, attrs.Union()));
+        break;
+      }
+      case ir::OpType::HardSigmoid:
+      case ir::OpType::Clip: {
+        auto attrs = fbg::CreateUnaryAttrs(fbb, op.unary.alpha, op.unary.beta);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::UnaryAttrs, attrs.Union()));
+        break;
+      }
+      case ir::OpType::ResizeNearest: {
+        auto scale = ints(op.resize.scale, 2);
+        auto attrs = fbg::CreateResizeAttrs(fbb, scale);
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::ResizeAttrs, attrs.Union()));
+        break;
+      }
+      case ir::OpType::Transpose: {
+        auto attrs = fbg::CreateTransposeAttrs(fbb, fbb.CreateVector(op.transpose.perm));
+        ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs, fbg::OpAttrs::TransposeAttrs, attrs.Union()));
+        break;
+      }
+      default:  // mul, silu, quantize, dequantize, embedding, argmax, sigmoid, hard_swish, softmax, reshape: none
         ops.push_back(fbg::CreateOp(fbb, name, type, inputs, outputs));
         break;
     }

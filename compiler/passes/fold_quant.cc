@@ -17,7 +17,9 @@ ir::Quant* OutputQuant(ir::Op& op) {
     case ir::OpType::Linear: return &op.linear.output_quant;
     case ir::OpType::Conv2d: return &op.conv2d.output_quant;
     case ir::OpType::Add: return &op.add.output_quant;
-    case ir::OpType::AvgPool2d: return &op.pool.output_quant;
+    case ir::OpType::AvgPool2d:
+    case ir::OpType::MaxPool2d: return &op.pool.output_quant;
+    case ir::OpType::Concat: return &op.concat.output_quant;
     default: return nullptr;
   }
 }

@@ -2,10 +2,10 @@
 // a static int8 chain never round-trips through float.
 //  - dequantize(p) -> quantize with the same per-tensor parameters: the quantize's output is
 //    p itself (bit exact: scale * (q - zp) * (1 / scale) rounds back to q - zp);
-//  - the same with other parameters, p written by a linear/conv2d/add/avg_pool2d q8to output
-//    that nothing else reads, and the new real range inside the old one (so the old clamp never
-//    acts): that op requantizes to the new parameters directly (one rounding instead of two:
-//    within 1 LSB of the unfused graph);
+//  - the same with other parameters, p written by a linear/conv2d/add/avg_pool2d/max_pool2d/concat
+//    q8to output that nothing else reads, and the new real range inside the old one (so the old
+//    clamp never acts): that op requantizes to the new parameters directly (one rounding instead
+//    of two: within 1 LSB of the unfused graph);
 //  - otherwise one requantize dispatch (int8 -> int8, bit exact) replaces the pair;
 //  - a linear or conv2d with a float output read only by a per-tensor int8 quantize writes
 //    that int8 tensor itself (q8to, bit exact).
@@ -24,7 +24,8 @@ struct FoldPlan {
   std::vector<std::string> folded;
   // Per op: a quantize that became a requantize of int8 tensor `requant_source[i]` (else -1).
   std::vector<int> requant_source;
-  // Per tensor: the tensor whose buffer it is (itself unless folded away).
+  // Per tensor: the tensor whose buffer it is (itself unless folded away; passes/fold_views.h
+  // adds the outputs of reshapes that keep the device bytes).
   std::vector<int> alias;
   // Per op that still converts between float and int8 (quantize/dequantize/requantize): why it
   // remains, for `vkqc inspect`.

@@ -55,6 +55,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
       const int a = op.inputs[0], i = producer[size_t(a)];
       if (i < 0 || g.ops[size_t(i)].type != ir::OpType::Silu || p.emitted_by[size_t(i)] >= 0) continue;
       if (consumers[size_t(a)].size() != 1 || is_output(a) || op.inputs[1] == a) continue;
+      if (g.tensors[size_t(op.inputs[1])].shape != g.tensors[size_t(a)].shape) continue;  // a broadcasting mul
       p.emitted_by[size_t(i)] = int(j);
       p.row_input[j] = i;
     }

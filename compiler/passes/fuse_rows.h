@@ -3,7 +3,8 @@
 // so a decode step has fewer dependent dispatches:
 //  - a float residual `add` whose output feeds an `rms_norm` (and only later ops) is computed by
 //    that rms_norm, which writes both the sum and the normalized row;
-//  - a `silu` whose output only a `mul` reads is computed by that mul (y = silu(a) * b);
+//  - a `silu` whose output only a `mul` reads (as a, b of the same shape) is computed by that mul
+//    (y = silu(a) * b);
 //  - the two `rope` ops whose outputs only an `attention` reads (its q and k, same attributes and
 //    position) run with its KV-cache append as one dispatch (rope_append.comp), where the target
 //    allows its 8 storage buffers per stage (the position is a uniform buffer).

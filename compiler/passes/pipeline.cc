@@ -6,6 +6,7 @@
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/graph/verify.h"
 #include "compiler/passes/fold_quant.h"
+#include "compiler/passes/fold_views.h"
 #include "compiler/passes/fuse_rows.h"
 #include "compiler/passes/lower.h"
 
@@ -58,7 +59,8 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
                                           const CompileOptions& options, uint64_t graph_hash) {
   VKQC_TRY(VerifyGraph(graph, "graph"));
   ir::Graph g = graph;  // the compiler's copy, rewritten by the fold pass
-  const FoldPlan fold = FoldQuantization(g);
+  FoldPlan fold = FoldQuantization(g);
+  FoldViews(g, &fold);
   const FusePlan fuse = FuseRows(g, fold, profile.max_per_stage_descriptor_storage_buffers);
   VKQC_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, ProgramSizes(g, options));
   const uint32_t align = std::max<uint32_t>(256, profile.min_storage_buffer_offset_alignment);

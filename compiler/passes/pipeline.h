@@ -1,8 +1,8 @@
 // The compiler pipeline: verified graph + target profile -> bundle bytes.
-// Order: verify -> fold quantization -> pack every op's constants once (shared by all programs)
-// -> per program (token count): lower each op through its family (kernels/registry.cc), plan the
-// arena, compile + reflect shaders, barriers -> requirements -> check against the profile ->
-// serialize.
+// Order: verify -> fold quantization -> fold views (passes/fold_views.h) -> pack every op's
+// constants once (shared by all programs) -> per program (token count): lower each op through its
+// family (kernels/registry.cc), plan the arena, compile + reflect shaders, barriers ->
+// requirements -> check against the profile -> serialize.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -35,7 +35,8 @@ inline bool TakesValue(const std::string& k) {
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",
                                   "--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--eos",
-                                  "--prompt", "--max-context", "--quantize", "--requantize"};
+                                  "--prompt", "--max-context", "--quantize", "--requantize", "--input-layout", "--output-layout",
+                                  "--input-shape"};
   for (const char* v : kValued)
     if (k == v) return true;
   return false;

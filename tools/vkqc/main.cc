@@ -173,7 +173,7 @@ Result<std::vector<uint8_t>> CompileFromArgs(const Args& a, const std::string& g
 
 
 Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
                           "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
@@ -277,7 +277,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");

@@ -5,6 +5,7 @@
 
 #include "compiler/graph/import_gguf.h"
 #include "compiler/graph/import_json.h"
+#include "compiler/graph/import_onnx.h"
 #include "compiler/graph/vkqg_io.h"
 #include "compiler/tokenizer/tokenizer.h"
 
@@ -24,6 +25,36 @@ Result<GgufImportOptions> GgufOptions(const Args* a) {
   return o;
 }
 
+Result<OnnxImportOptions> OnnxOptions(const Args* a) {
+  OnnxImportOptions o;
+  if (!a) return o;
+  for (const char* k : {"--input-layout", "--output-layout"}) {
+    if (!a->Has(k)) continue;
+    const std::string v = a->Get(k);
+    if (v != "nhwc" && v != "nchw") return UserError(std::string(k) + " must be nhwc or nchw, not '" + v + "'");
+    (std::string(k) == "--input-layout" ? o.nhwc_inputs : o.nhwc_outputs) = v == "nhwc";
+  }
+  auto range = a->opt.equal_range("--input-shape");
+  for (auto it = range.first; it != range.second; ++it) {
+    const std::string& v = it->second;
+    const size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return UserError("--input-shape takes NAME=D0,D1,... (e.g. input=1,3,224,224), not '" + v + "'");
+    std::vector<int64_t> dims;
+    size_t p = eq + 1;
+    while (p <= v.size()) {
+      size_t c = v.find(',', p);
+      if (c == std::string::npos) c = v.size();
+      VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(v.substr(p, c - p), "--input-shape"));
+      if (d < 1 || d > (int64_t(1) << 31)) return UserError("--input-shape dimensions must be >= 1");
+      dims.push_back(d);
+      p = c + 1;
+    }
+    o.input_shapes[v.substr(0, eq)] = dims;
+  }
+  return o;
+}
+
 }  // namespace
 
 Result<ir::Graph> LoadGraph(const std::string& path, uint64_t* hash, const Args* a) {
@@ -31,9 +62,16 @@ Result<ir::Graph> LoadGraph(const std::string& path, uint64_t* hash, const Args*
   if (!gguf && a)
     for (const char* k : {"--max-context", "--quantize", "--requantize"})
       if (a->Has(k)) return UserError(std::string(k) + " applies to GGUF files (MODEL.gguf)");
-  if (gguf || EndsWith(path, ".json")) {
+  const bool onnx = EndsWith(path, ".onnx");
+  if (!onnx && a)
+    for (const char* k : {"--input-layout", "--output-layout", "--input-shape"})
+      if (a->Has(k)) return UserError(std::string(k) + " applies to ONNX files (MODEL.onnx)");
+  if (gguf || onnx || EndsWith(path, ".json")) {
     ir::Graph g;
-    if (gguf) {
+    if (onnx) {
+      VKQC_ASSIGN_OR_RETURN(OnnxImportOptions o, OnnxOptions(a));
+      VKQC_ASSIGN_OR_RETURN(g, ImportOnnx(path, o));
+    } else if (gguf) {
       VKQC_ASSIGN_OR_RETURN(GgufImportOptions o, GgufOptions(a));
       VKQC_ASSIGN_OR_RETURN(g, ImportGguf(path, o));
     } else {
@@ -88,10 +126,12 @@ void PrintGraphSummary(const ir::Graph& g) {
 }
 
 Status CmdImport(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--max-context", "--quantize", "--requantize"}));
+  VKQC_TRY(CheckKnown(a, {"-o", "--max-context", "--quantize", "--requantize", "--input-layout", "--output-layout",
+                          "--input-shape"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
-    return UserError("usage: vkqc import GRAPH.json|MODEL.gguf -o MODEL.vkqg [--max-context N] [--quantize q8|8da4w] "
-                     "[--requantize q8csw|q4gsw]");
+    return UserError("usage: vkqc import GRAPH.json|MODEL.gguf|MODEL.onnx -o MODEL.vkqg [--max-context N] "
+                     "[--quantize q8|8da4w] [--requantize q8csw|q4gsw] [--input-layout nhwc|nchw] "
+                     "[--output-layout nhwc|nchw] [--input-shape NAME=D0,D1,...]");
   if (EndsWith(a.pos[0], ".vkqg")) return UserError(a.pos[0] + " is already a .vkqg graph");
   VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(a.pos[0], nullptr, &a));
   VKQC_TRY(WriteGraphFile(g, a.Get("-o")));

@@ -168,7 +168,7 @@ ConvGeometry Geometry(const ir::Graph& g, const ir::Op& op, int64_t tokens) {
     geo.pb = padding[2];
     geo.pr = padding[3];
   };
-  if (op.type == ir::OpType::AvgPool2d) {
+  if (op.type == ir::OpType::AvgPool2d || op.type == ir::OpType::MaxPool2d) {
     const ir::Pool2dAttrs& a = op.pool;
     if (a.global) {
       geo.kh = geo.h;

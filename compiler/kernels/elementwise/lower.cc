@@ -65,6 +65,25 @@ Status LowerSwiglu(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl
   return {};
 }
 
+// mul with b broadcast to a's shape: b's index computed from a's over the merged dimensions.
+Status LowerBroadcastMul(kernels::LowerContext& ctx, size_t i, const std::vector<Bind>& binds, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  std::vector<int64_t> a = ctx.tensor(op.inputs[0]).shape, b = ctx.tensor(op.inputs[1]).shape;
+  for (int64_t& d : a) d = ctx.Dim(d);
+  for (int64_t& d : b) d = ctx.Dim(d);
+  const BroadcastDims m = MergeBroadcast(a, b);
+  if (m.dims.size() > 8) return InternalError(ctx.OpLabel(i) + ": broadcast over more than 8 dimensions");
+  const uint64_t count = uint64_t(ctx.tensor(op.outputs[0]).NumElements(ctx.tokens()));
+  ctx.Dispatch(BroadcastMulDispatch(m, count, ctx.profile()), binds);
+  pl.variant = "mul_f32_broadcast";
+  std::string dims;
+  for (size_t d = m.dims.size(); d-- > 0;)
+    dims += (dims.empty() ? "" : " x ") + std::to_string(m.dims[d]) + (m.b_strides[d] ? "" : "*");
+  pl.reason = "elementwise float mul, b broadcast to a's shape";
+  pl.detail = std::to_string(count) + " values over [" + dims + "] (* = b broadcast)";
+  return {};
+}
+
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
   if (op.type == ir::OpType::Add) return LowerAdd(ctx, i, pl);
@@ -73,7 +92,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   std::vector<Bind> binds{ctx.Read(op.inputs[0])};
   if (op.type == ir::OpType::Mul) binds.push_back(ctx.Read(op.inputs[1]));
   binds.push_back(ctx.Write(op.outputs[0]));
-  ctx.Dispatch(ElementwiseDispatch(op.type, count, ctx.profile()), binds);
+  if (op.type == ir::OpType::Mul && ctx.tensor(op.inputs[1]).shape != ctx.tensor(op.inputs[0]).shape)
+    return LowerBroadcastMul(ctx, i, binds, pl);
+  ctx.Dispatch(ElementwiseDispatch(op.type, count, ctx.profile(), op.unary), binds);
   pl.variant = VariantName(op.type);
   pl.reason = "elementwise float glue op";
   pl.detail = std::to_string(count) + " values";
@@ -83,8 +104,10 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
 }  // namespace
 
 const kernels::Family& Lowering() {
-  static const kernels::Family f{"elementwise", {ir::OpType::Mul, ir::OpType::Silu, ir::OpType::Add}, nullptr,
-                                 Lower};
+  static const kernels::Family f{"elementwise",
+                                 {ir::OpType::Mul, ir::OpType::Silu, ir::OpType::Add, ir::OpType::Sigmoid,
+                                  ir::OpType::HardSigmoid, ir::OpType::HardSwish},
+                                 nullptr, Lower};
   return f;
 }
 

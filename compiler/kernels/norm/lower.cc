@@ -8,8 +8,9 @@
 namespace vkqc::norm {
 namespace {
 
-// The weight is bound from the weight segment as is (f32 [C]).
+// The weight is bound from the weight segment as is (f32 [C]); softmax has none.
 Status Pack(kernels::PackContext& ctx, size_t i) {
+  if (ctx.op(i).type != ir::OpType::RmsNorm) return {};
   const ir::Tensor& w = ctx.tensor(ctx.op(i).inputs[1]);
   std::vector<uint8_t> region(w.data->data(), w.data->data() + w.data->size);
   return ctx.AddConstants(i, region);
@@ -59,8 +60,27 @@ Status LowerRow(kernels::LowerContext& ctx, size_t i, int add, bool quant, PlanL
   return {};
 }
 
+// softmax over the last axis: one workgroup per row striding over it (any row length), shared
+// trees for the maximum and the sum.
+Status LowerSoftmax(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
+  const ir::Op& op = ctx.op(i);
+  const ir::Tensor& x = ctx.tensor(op.inputs[0]);
+  const int64_t c = ctx.Dim(x.shape.back()), rows = x.NumElements(ctx.tokens()) / c;
+  const uint32_t local = LocalSize(c, ctx.profile());
+  linear::DispatchParams d = kernels::FlatDispatch("softmax.comp", {}, uint64_t(rows) * local, local, ctx.profile());
+  d.spec = {{0, local}, {1, uint32_t(c)}, {2, uint32_t(rows)}, {3, local}};
+  d.shared_memory_bytes = local * 4;
+  ctx.Dispatch(d, {ctx.Read(op.inputs[0]), ctx.Write(op.outputs[0])});
+  pl.variant = "softmax_f32";
+  pl.reason = "one workgroup of " + std::to_string(local) + " per row, the row maximum subtracted before exp, " +
+              "shared-memory trees for the maximum and the fp32 sum";
+  pl.detail = std::to_string(rows) + " rows of " + std::to_string(c);
+  return {};
+}
+
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
+  if (op.type == ir::OpType::Softmax) return LowerSoftmax(ctx, i, pl);
   const int add = ctx.fuse().row_input[i];
   // The quantizing row kernel binds 2 more storage buffers (rows, parameters): only where they fit.
   const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]) &&
@@ -87,7 +107,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
 }  // namespace
 
 const kernels::Family& Lowering() {
-  static const kernels::Family f{"norm", {ir::OpType::RmsNorm}, Pack, Lower};
+  static const kernels::Family f{"norm", {ir::OpType::RmsNorm, ir::OpType::Softmax}, Pack, Lower};
   return f;
 }
 

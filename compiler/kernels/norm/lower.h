@@ -1,4 +1,5 @@
-// rms_norm lowering (kernels/lowering.h): shaders/rms_norm.comp, one workgroup per row.
+// Row-reduction ops (kernels/lowering.h): rms_norm (shaders/rms_norm.comp) and softmax over the
+// last axis (shaders/softmax.comp), one workgroup per row.
 #pragma once
 #include "compiler/kernels/lowering.h"
 

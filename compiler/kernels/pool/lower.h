@@ -1,4 +1,5 @@
-// avg_pool2d lowering (kernels/lowering.h); the kernel is shaders/avgpool.comp (conv::PoolDispatch).
+// avg_pool2d and max_pool2d lowering (kernels/lowering.h); the kernels are shaders/avgpool.comp
+// (conv::PoolDispatch) and shaders/maxpool.comp.
 #pragma once
 #include "compiler/kernels/lowering.h"
 

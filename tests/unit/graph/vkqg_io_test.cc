@@ -106,7 +106,17 @@ TEST(VkqgIoTest, SchemaEnumsMatchIr) {
   EXPECT_EQ(static_cast<int>(fbg::OpType::Rope), 10);
   EXPECT_EQ(static_cast<int>(fbg::OpType::Attention), 11);
   EXPECT_EQ(static_cast<int>(fbg::OpType::Argmax), 12);
-  EXPECT_EQ(static_cast<int>(fbg::OpType::MAX), 12);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::MaxPool2d), 13);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Concat), 14);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Sigmoid), 15);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::HardSigmoid), 16);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::HardSwish), 17);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::ResizeNearest), 18);
+  EXPECT_EQ(static_cast<int>(fbg::OpType::Softmax), 19);
+  EXPECT_GE(static_cast<int>(fbg::OpType::MAX), 19);
+  for (auto t : {ir::OpType::MaxPool2d, ir::OpType::Concat, ir::OpType::Sigmoid, ir::OpType::HardSigmoid,
+                 ir::OpType::HardSwish, ir::OpType::ResizeNearest, ir::OpType::Softmax})
+    EXPECT_EQ(static_cast<int>(fbg::OpType(t)), static_cast<int>(t));
   for (auto t : {ir::OpType::Embedding, ir::OpType::RmsNorm, ir::OpType::Rope, ir::OpType::Attention,
                  ir::OpType::Argmax})
     EXPECT_EQ(static_cast<int>(fbg::OpType(t)), static_cast<int>(t));
@@ -259,8 +269,9 @@ TEST(VkqgIoTest, RejectsLinearAttrsOnGlueOp) {
 
 TEST(VkqgIoTest, RejectsUnknownOpType) {
   EXPECT_TRUE(FailsWith(
-      Read(RawOneOpGraph(static_cast<fbg::OpType>(13), false)),
-      {"model.vkqg", "op 0 'glue'", "unknown op type 13", "linear, mul, silu, quantize", "attention, argmax",
+      Read(RawOneOpGraph(static_cast<fbg::OpType>(999), false)),
+      {"model.vkqg", "op 0 'glue'", "unknown op type 999", "linear, mul, silu, quantize", "attention, argmax",
+       "max_pool2d, concat, sigmoid, hard_sigmoid, hard_swish, resize_nearest, softmax",
        "newer vkqc"}));
 }
 
