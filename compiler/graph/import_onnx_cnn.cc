@@ -17,6 +17,18 @@ int NhwcAxis(int a) {
 }
 }  // namespace
 
+// A one-input f32 op on xt (x's tensor in the layout `nhwc` says) writing output 0 of n.
+Status Importer::EmitFloat(const onnx::Node& n, const Val& x, int xt, ir::Op op, bool nhwc) {
+  op.inputs = {xt};
+  Val y;
+  y.shape = x.shape;
+  y.nhwc = nhwc;
+  y.t = AddTensor(n.outputs[0], g_.tensors[size_t(xt)].shape, ir::DType::F32);
+  op.outputs = {y.t};
+  AddOp(std::move(op));
+  return SetOut(n, 0, std::move(y));
+}
+
 Status Importer::AddOrMul(const onnx::Node& n, bool mul) {
   VKQC_ASSIGN_OR_RETURN(Val * a, In(n, 0));
   VKQC_ASSIGN_OR_RETURN(Val * b, In(n, 1));
@@ -229,14 +241,7 @@ Status Importer::Activation(const onnx::Node& n) {
   op.type = ir::OpType::Clip;
   op.unary.alpha = lo;
   op.unary.beta = hi;
-  op.inputs = {xt};
-  Val y;
-  y.shape = x->shape;
-  y.nhwc = x->nhwc;
-  y.t = AddTensor(n.outputs[0], g_.tensors[size_t(xt)].shape, ir::DType::F32);
-  op.outputs = {y.t};
-  AddOp(std::move(op));
-  return SetOut(n, 0, std::move(y));
+  return EmitFloat(n, *x, xt, std::move(op), x->nhwc);
 }
 
 Status Importer::Unary(const onnx::Node& n) {
@@ -250,14 +255,7 @@ Status Importer::Unary(const onnx::Node& n) {
     op.unary.alpha = FloatAttr(n, "alpha", 0.2f);
     op.unary.beta = FloatAttr(n, "beta", 0.5f);
   }
-  op.inputs = {xt};
-  Val y;
-  y.shape = x->shape;
-  y.nhwc = x->nhwc;
-  y.t = AddTensor(n.outputs[0], g_.tensors[size_t(xt)].shape, ir::DType::F32);
-  op.outputs = {y.t};
-  AddOp(std::move(op));
-  return SetOut(n, 0, std::move(y));
+  return EmitFloat(n, *x, xt, std::move(op), x->nhwc);
 }
 
 Status Importer::Softmax(const onnx::Node& n) {
@@ -275,14 +273,7 @@ Status Importer::Softmax(const onnx::Node& n) {
   VKQC_ASSIGN_OR_RETURN(int xt, Get(*x, n, false, channels_last ? Layout::Nhwc : (rank == 4 ? Layout::Onnx : Layout::Any)));
   ir::Op op;
   op.type = ir::OpType::Softmax;
-  op.inputs = {xt};
-  Val y;
-  y.shape = x->shape;
-  y.nhwc = channels_last;
-  y.t = AddTensor(n.outputs[0], g_.tensors[size_t(xt)].shape, ir::DType::F32);
-  op.outputs = {y.t};
-  AddOp(std::move(op));
-  return SetOut(n, 0, std::move(y));
+  return EmitFloat(n, *x, xt, std::move(op), channels_last);
 }
 
 Status Importer::Concat(const onnx::Node& n) {

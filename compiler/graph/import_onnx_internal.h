@@ -100,7 +100,8 @@ class Importer {
   Status AddOrMul(const onnx::Node& n, bool mul);
   Status Pool(const onnx::Node& n, bool max, bool global);
   Status Activation(const onnx::Node& n);  // Relu, Clip
-  Status Unary(const onnx::Node& n);       // Sigmoid, HardSigmoid, HardSwish
+  Status Unary(const onnx::Node& n);
+  Status EmitFloat(const onnx::Node& n, const Val& x, int xt, ir::Op op, bool nhwc);       // Sigmoid, HardSigmoid, HardSwish
   Status Softmax(const onnx::Node& n);
   Status Concat(const onnx::Node& n);
   Status Resize(const onnx::Node& n);
