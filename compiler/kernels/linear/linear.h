@@ -55,6 +55,12 @@ struct SelectOptions {
   uint32_t gemm_rm = 0, gemm_bk4 = 0;
 };
 constexpr uint32_t kDefaultGemvMaxM = 8;
+// GEMV thresholds where a cooperative-matrix GEMM replaces the GEMV on a target that has one
+// (select.cc; measured on the H100): grouped int4/int8 weights on the int8 path, and float
+// activations on the fp16 cooperative matrix (--allow-fp16) with int4 / int8 weights.
+constexpr uint32_t kCoopMatGroupedGemvMaxM = 8;
+constexpr uint32_t kCoopMatF16Int4GemvMaxM = 4;
+constexpr uint32_t kCoopMatF16Int8GemvMaxM = 8;
 // The tiled GEMM takes the profile's taller tiles (gemm_rows_int4 / gemm_rows_int8) only when they
 // still give this many workgroups (H100, bench/RESULTS.md session 4: 8 rows won with 224 to 1792
 // workgroups, tied or lost with 128 and fewer), and on the int-dot path int4 weights only in

@@ -207,15 +207,29 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   // fill few multiprocessors, so 4x the threshold there (14336x4096: GEMV to M = 8, the
   // cooperative matrix from 16), and below 16 blocks the ordinary threshold (not measured: such
   // small layers are launch-bound either way). bench/crossover.sh measures it (bench/RESULTS.md).
+  // Grouped int4 weights on the int8 path (groups the cooperative matrix takes) and float
+  // activations with --allow-fp16 (the fp16 cooperative matrix): on the H100 (4096x14336, 112
+  // column blocks; bench/RESULTS.md, ONNX session) the GEMV's time grows about linearly with M
+  // while the cooperative matrix's stays flat: q4gsw g128 GEMV 77.3 / 129.3 us at M = 8 / 16
+  // against 80.5 / 78.8; float x q4gsw 93.9 / 187.0 at M = 4 / 8 against 151.5 / 153.6 (fp16);
+  // float x q8csw 145.6 / 269.9 at M = 8 / 16 against 209.7 / 210.2. Wide layers only (what was
+  // measured: 112 int8 blocks of 128 columns, 56 fp16 blocks of 256); int4 groups of 32 stay on
+  // the GEMV (the cooperative matrix's per-group fold: 132.5 against 145.5 us at M = 16).
   std::string cm_rule;
-  if (!o.gemv_max_m && p.coopmat_gemv_max_m && !o.no_coopmat && !s.conv && s.Quantized() && !s.Grouped() &&
-      !o.force_accum) {
+  if (!o.gemv_max_m && p.coopmat_gemv_max_m && !o.no_coopmat && !s.conv && !o.force_accum) {
     LinearChoice probe = c;
-    const bool cm = PlanCoopMat(s, p, o, probe).empty() && probe.cm_int8;
-    const uint64_t blocks = (uint64_t(s.n) + probe.CmBlockN() - 1) / probe.CmBlockN();
-    if (cm && blocks >= 16) {
+    const bool plan = PlanCoopMat(s, p, o, probe).empty();
+    const uint64_t blocks = plan ? (uint64_t(s.n) + probe.CmBlockN() - 1) / probe.CmBlockN() : 0;
+    if (plan && probe.cm_int8 && s.Quantized() && !s.Grouped() && blocks >= 16) {
       gemv_max = std::min(gemv_max, blocks >= 64 ? p.coopmat_gemv_max_m : 4 * p.coopmat_gemv_max_m);
       cm_rule = " (the int8 cooperative-matrix threshold" + std::string(blocks >= 64 ? "" : ", x4 for a narrow layer") + ")";
+    } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && s.group_size >= kMinCoopMatInt4Group &&
+               blocks >= 64) {
+      gemv_max = std::min(gemv_max, kCoopMatGroupedGemvMaxM);
+      cm_rule = " (the grouped int8 cooperative-matrix threshold)";
+    } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && blocks >= 32) {
+      gemv_max = std::min(gemv_max, s.Int4() ? kCoopMatF16Int4GemvMaxM : kCoopMatF16Int8GemvMaxM);
+      cm_rule = " (the fp16 cooperative-matrix threshold)";
     }
   }
   std::ostringstream why;

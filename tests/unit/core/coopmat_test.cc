@@ -169,6 +169,39 @@ TEST(CoopMatSelect, GemvThresholdAgainstTheCooperativeMatrix) {
   }
 }
 
+// Grouped weights on the int8 path (groups the cooperative matrix takes, >= 64) and float
+// activations with --allow-fp16: the thresholds measured on the H100 (select.cc): grouped int8
+// cooperative matrix from M = 9, fp16 from M = 5 (int4) / 9 (int8), wide layers only; int4
+// groups of 32 keep the GEMV.
+TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
+  const TargetProfile p = Load("nvidia-hopper");
+  struct Case {
+    ir::Scheme act, w;
+    int64_t gs, m, k, n;
+    bool fp16;
+    const char* want;
+  };
+  const Case cases[] = {
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 9, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 16, 4096, 2048, false, "linear_dq8ca_q4gsw_dot_gemv"},  // narrow
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 4, 4096, 14336, true, "linear_q4gsw_dequant_gemv"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 5, 4096, 14336, true, "linear_q4gsw_cmf16_gemm"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_q4gsw_dequant_gemv"},  // no fp16
+      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 14336, true, "linear_q8csw_dequant_gemv"},
+      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 9, 4096, 14336, true, "linear_q8csw_cmf16_gemm"},
+  };
+  for (const Case& c : cases) {
+    const LinearShape s = Shape(c.act, c.w, c.gs, c.m, c.k, c.n);
+    SelectOptions o;
+    o.allow_fp16 = c.fp16;
+    auto ch = SelectLinear(s, p, o);
+    ASSERT_TRUE(ch.ok()) << ch.error().message;
+    EXPECT_EQ(ch->VariantName(s), c.want) << "M=" << c.m << " N=" << c.n << ": " << ch->reason;
+  }
+}
+
 TEST(CoopMatSelect, WhyNot) {
   const TargetProfile hopper = Load("nvidia-hopper");
   // int4 groups that are not a multiple of 32 (or too long) keep the tiled int-dot GEMM.
