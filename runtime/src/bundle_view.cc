@@ -105,6 +105,27 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
         return Bad(w + ": unsupported descriptor type");
     }
     if (p->push_constant_size() > 256 || p->push_constant_size() % 4) return Bad(w + ": bad push-constant size");
+    // The module's own resource declarations against the pipeline's (a crafted module that moved a
+    // buffer to another binding or set would read a descriptor nobody wrote): every DescriptorSet
+    // decoration must be 0 and every Binding one of the pipeline's bindings.
+    {
+      const auto* spv = b->modules()->Get(p->module_())->spirv();
+      const uint32_t* wd = spv->data();
+      const size_t nw = spv->size();
+      for (size_t at = 5; at < nw;) {
+        const uint32_t count = wd[at] >> 16, op = wd[at] & 0xffffu;
+        if (count == 0 || at + count > nw) return Bad(w + ": its shader module has a malformed instruction");
+        if (op == 71 && count >= 4 && (wd[at + 2] == 33 || wd[at + 2] == 34)) {  // OpDecorate Binding/DescriptorSet
+          const uint32_t v = wd[at + 3];
+          bool ok = wd[at + 2] == 34 ? v == 0 : false;
+          for (uint32_t j = 0; wd[at + 2] == 33 && j < p->bindings()->size(); ++j) ok = ok || p->bindings()->Get(j)->binding() == v;
+          if (!ok)
+            return Bad(w + ": its shader module declares " + (wd[at + 2] == 33 ? "binding " : "descriptor set ") +
+                       std::to_string(v) + ", which the pipeline does not bind");
+        }
+        at += count;
+      }
+    }
     if (p->spec_constants() && p->spec_constants()->size() > 64) return Bad(w + ": too many specialization constants");
   }
   if (!b->programs() || b->programs()->size() == 0) return Bad("no programs");

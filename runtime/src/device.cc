@@ -193,6 +193,11 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
   ctx->log = o.log;
   ctx->log_user_data = o.log_user_data;
   if (o.timeout_ns) ctx->timeout_ns = o.timeout_ns;
+  if (o.validate_spirv && !SpirvValidatorAvailable())
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT,
+                "validate_spirv: this runtime was built without SPIRV-Tools (libvkqc.so and the runtime-only build "
+                "leave the validator out to stay small); use the full build's static runtime, or robust_buffer_access");
+  ctx->validate_spirv = o.validate_spirv != 0;
   ctx->alloc = static_cast<const VkAllocationCallbacks*>(o.allocation_callbacks);
   if (volkInitialize() != VK_SUCCESS)
     return Fail(VKQC_ERROR_NO_DEVICE, "the Vulkan loader (libvulkan.so.1) could not be loaded");

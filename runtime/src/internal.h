@@ -22,6 +22,12 @@ struct Err {
   bool ok() const { return status == VKQC_OK; }
 };
 inline Err Ok() { return {}; }
+
+// SPIR-V validation of untrusted bundles (spirv_check.cc): available only where the runtime was
+// built with SPIRV-Tools (VKQC_RUNTIME_SPIRV_TOOLS).
+bool SpirvValidatorAvailable();
+// True when `words` is valid SPIR-V for Vulkan 1.1; otherwise false and *why says where.
+bool ValidateSpirvModule(const uint32_t* words, size_t count, std::string* why);
 inline Err Fail(vkqc_status s, std::string m) { return {s, std::move(m)}; }
 Err VkFail(VkResult r, const char* what);
 
@@ -87,6 +93,7 @@ struct vkqc_context_t {
   vkqc::rt::DeviceCaps caps;
   int live_models = 0;
   uint64_t timeout_ns = 60ull * 1000000000ull;  // bound of every wait (vkqc_context_options.timeout_ns)
+  bool validate_spirv = false;                   // vkqc_context_options.validate_spirv
   bool fence_pending = false;                    // `fence` belongs to a submission that timed out
 
   void Log(vkqc_log_level level, const std::string& msg) const {

@@ -122,6 +122,12 @@ Err vkqc_model_t::CreatePipelines() {
   const uint32_t nmod = b->modules() ? b->modules()->size() : 0;
   for (uint32_t i = 0; i < nmod; ++i) {
     const auto* spv = b->modules()->Get(i)->spirv();
+    if (ctx->validate_spirv) {
+      std::string why;
+      if (!ValidateSpirvModule(spv->data(), spv->size(), &why))
+        return Fail(VKQC_ERROR_INVALID_BUNDLE, "shader module " + std::to_string(i) + " is not valid SPIR-V (" + why +
+                                                   "); refused before the driver saw it");
+    }
     VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     ci.codeSize = spv->size() * 4;
     ci.pCode = spv->data();

@@ -25,7 +25,7 @@ struct Args {
 
 // Flags without a value, and options that take one; anything else is unknown.
 inline bool IsSwitch(const std::string& k) {
-  return k == "--validation" || k == "--robust-access" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
+  return k == "--validation" || k == "--robust-access" || k == "--validate-spirv" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
          k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16" || k == "--coopmat-nv" || k == "--chat" ||
          k == "--ignore-eos";
 }
@@ -138,6 +138,7 @@ struct Runtime {
     vkqc_context_options_init(&co);
     co.enable_validation = a.Has("--validation");
     co.robust_buffer_access = a.Has("--robust-access");
+    co.validate_spirv = a.Has("--validate-spirv");
     co.log = &Runtime::Log;
     co.log_user_data = this;
     VKQC_ASSIGN_OR_RETURN(co.device_index, DeviceIndex(a));

@@ -55,10 +55,11 @@ commands:
                                              --target also the plan, compiled in memory
   run     OUT.vkqb [--tokens N] [--input NAME=FILE.npy]... [--output-dir DIR]
           [--reference MODEL.vkqg|GRAPH.json [--per-op]] [--tolerance REL] [--seed S]
-          [--device I] [--validation] [--robust-access]
+          [--device I] [--validation] [--robust-access] [--validate-spirv]
           --per-op (bundle compiled with --keep-intermediates): checks every op on the GPU's
           own inputs: int8 outputs within 1, float outputs within the tolerance;
-          --robust-access: the device's robustBufferAccess (for bundles from untrusted sources)
+          --robust-access: the device's robustBufferAccess (for bundles from untrusted sources);
+          --validate-spirv: SPIRV-Tools validates every shader module before the driver sees it
   generate OUT.vkqb (--prompt TEXT [--chat] [--ignore-eos] | --prompt-ids ID[,ID...]) [--max-new-tokens 32] [--temperature 0] [--top-k K]
           [--top-p P] [--seed S] [--eos ID] [--device I] [--validation]
                                              token generation with a decoder bundle (KV cache):
@@ -66,7 +67,7 @@ commands:
                                              tokens=1 run per token; greedy unless --temperature > 0;
                                              prints the generated ids and prefill/decode speeds
   bench   OUT.vkqb [--tokens N] [--min-ms 100] [--roofline PROFILE] [--peak-gbps G] [--peak-tops T]
-          [--position P] [--device I] [--validation] [--robust-access]
+          [--position P] [--device I] [--validation] [--robust-access] [--validate-spirv]
           --position (decoder bundles): time the program with P cached positions before its rows
           --roofline (a built-in name, PROFILE.json or PROFILE.vkqc.json with a measured roofline):
           per layer and total, % of the read-bandwidth and compute rooflines and the larger
@@ -479,7 +480,7 @@ Status CheckPerOp(Runtime& rt, uint32_t prog, const ir::Graph& g, const std::map
 
 Status CmdRun(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
-                          "--validation", "--per-op", "--robust-access"}));
+                          "--validation", "--per-op", "--robust-access", "--validate-spirv"}));
   if (a.Has("--per-op") && !a.Has("--reference")) return UserError("--per-op needs --reference GRAPH");
   if (a.pos.size() != 1) return UserError("usage: vkqc run OUT.vkqb [--input NAME=FILE.npy]...");
   // Check everything the user gave before touching the GPU.
@@ -699,7 +700,7 @@ Status CmdRun(const Args& a) {
 
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
-                          "--validation", "--robust-access", "--position"}));
+                          "--validation", "--robust-access", "--validate-spirv", "--position"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
   int64_t position = 0;
   if (a.Has("--position")) {

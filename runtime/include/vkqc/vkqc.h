@@ -93,6 +93,15 @@ typedef struct vkqc_context_options {
                                            VKQC_ERROR_TIMEOUT. 0: 60 seconds; UINT64_MAX: unbounded.
                                            (Appended: a smaller struct_size from an older header
                                            keeps the default.) */
+  int validate_spirv;                   /* for bundles from untrusted sources: every shader module is
+                                           checked by SPIRV-Tools' validator (Vulkan 1.1 rules) before
+                                           it reaches the driver; an invalid module fails the load
+                                           with VKQC_ERROR_INVALID_BUNDLE. Available where the runtime
+                                           was built with SPIRV-Tools (the full build's static
+                                           runtime, used by the vkqc tool); elsewhere (libvkqc.so,
+                                           the runtime-only build) context creation fails with
+                                           VKQC_ERROR_INVALID_ARGUMENT saying so.
+                                           (Appended after timeout_ns.) */
 } vkqc_context_options;
 
 void vkqc_context_options_init(vkqc_context_options* options);
