@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "compiler/graph/verify.h"
 #include "schema/graph_generated.h"
 
@@ -651,12 +653,25 @@ Result<std::shared_ptr<const std::vector<uint8_t>>> ReadFileBytes(const std::str
 }
 
 Status WriteFileBytes(const std::string& path, const void* data, size_t size) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  // Atomic: written to a temporary file beside `path`, flushed to disk, then renamed over it, so an
+  // interrupted compile never leaves a truncated bundle or graph (the old file stays until then).
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) return UserError(path + ": cannot create: " + std::strerror(errno));
-  const bool wrote = size == 0 || std::fwrite(data, 1, size, f) == size;
-  const int err = errno;
+  bool ok = size == 0 || std::fwrite(data, 1, size, f) == size;
+  int err = errno;
+  ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  if (!ok) err = errno;
   const bool closed = std::fclose(f) == 0;
-  if (!wrote || !closed) return UserError(path + ": write failed: " + std::strerror(err));
+  if (!ok || !closed) {
+    std::remove(tmp.c_str());
+    return UserError(path + ": write failed: " + std::strerror(err));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    std::remove(tmp.c_str());
+    return UserError(path + ": cannot replace: " + std::strerror(err));
+  }
   return {};
 }
 

@@ -21,6 +21,7 @@ Status WriteGraphFile(const ir::Graph& graph, const std::string& path);
 
 // Reads a whole file; error names the path.
 Result<std::shared_ptr<const std::vector<uint8_t>>> ReadFileBytes(const std::string& path);
+// Atomic: a temporary file beside `path`, fsync, rename (an interrupted write leaves the old file).
 Status WriteFileBytes(const std::string& path, const void* data, size_t size);
 
 // FNV-1a 64-bit hash (used for the bundle's source-graph hash).

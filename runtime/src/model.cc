@@ -122,12 +122,6 @@ Err vkqc_model_t::CreatePipelines() {
   const uint32_t nmod = b->modules() ? b->modules()->size() : 0;
   for (uint32_t i = 0; i < nmod; ++i) {
     const auto* spv = b->modules()->Get(i)->spirv();
-    if (ctx->validate_spirv) {
-      std::string why;
-      if (!ValidateSpirvModule(spv->data(), spv->size(), &why))
-        return Fail(VKQC_ERROR_INVALID_BUNDLE, "shader module " + std::to_string(i) + " is not valid SPIR-V (" + why +
-                                                   "); refused before the driver saw it");
-    }
     VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     ci.codeSize = spv->size() * 4;
     ci.pCode = spv->data();
@@ -358,6 +352,15 @@ Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool p
 
 Err vkqc_model_t::Load(const vkqc_model_options& o) {
   if (auto e = ParseBundle(bytes.data(), bytes.size(), &view); !e.ok()) return e;
+  if (ctx->validate_spirv && view.bundle->modules()) {  // before anything touches the device
+    for (uint32_t i = 0; i < view.bundle->modules()->size(); ++i) {
+      const auto* spv = view.bundle->modules()->Get(i)->spirv();
+      std::string why;
+      if (!ValidateSpirvModule(spv->data(), spv->size(), &why))
+        return Fail(VKQC_ERROR_INVALID_BUNDLE, "shader module " + std::to_string(i) + " is not valid SPIR-V (" + why +
+                                                   "); refused before the driver saw it");
+    }
+  }
   const auto missing = MissingRequirements(view.bundle->requirements(), ctx->caps);
   if (!missing.empty()) {
     std::string m = "device '" + ctx->caps.name + "' cannot run this bundle (compiled for '" +

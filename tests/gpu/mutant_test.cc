@@ -18,6 +18,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "compiler/graph/synthetic.h"
 #include "compiler/passes/pipeline.h"
@@ -68,6 +69,14 @@ TEST(Mutants, ResealedBundlesAreRefusedOrContained) {
   std::vector<float> x(size_t(s.m * s.k));
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 29 % 97) - 48) / 8.0f;
   std::map<std::string, int> outcome;
+  vkqc_context_options o;
+  vkqc_context_options_init(&o);
+  o.enable_validation = std::getenv("VKQC_TEST_NO_VALIDATION") ? 0 : 1;
+  o.log = &gpu_test::OnLog;
+  o.robust_buffer_access = 1;
+  o.validate_spirv = 1;
+  o.timeout_ns = 2000000000ull;
+  vkqc_context ctx = nullptr;
   int messages_before = int(gpu_test::Messages().size());
   for (int i = 0; i < count; ++i) {
     std::vector<uint8_t> b = *good;
@@ -86,15 +95,19 @@ TEST(Mutants, ResealedBundlesAreRefusedOrContained) {
         std::fclose(g);
       }
     }
-    vkqc_context_options o;
-    vkqc_context_options_init(&o);
-    o.enable_validation = std::getenv("VKQC_TEST_NO_VALIDATION") ? 0 : 1;
-    o.log = &gpu_test::OnLog;
-    o.robust_buffer_access = 1;
-    o.validate_spirv = 1;
-    o.timeout_ns = 2000000000ull;
-    vkqc_context ctx = nullptr;
-    ASSERT_EQ(vkqc_context_create(&o, &ctx), VKQC_OK) << vkqc_last_error();
+    // One context for the sweep, as an app would have; a new one after a mutant that timed out or
+    // lost the device. (A context per mutant stopped at the 31st vkCreateInstance on the H100 with
+    // VK_ERROR_INCOMPATIBLE_DRIVER, with or without the validation layer: the loader/driver of
+    // that machine, noted in bench/RESULTS.md.)
+    if (!ctx) {
+      int tries = 0;
+      while (vkqc_context_create(&o, &ctx) != VKQC_OK && ++tries < 10) std::this_thread::sleep_for(std::chrono::seconds(1));
+      if (!ctx) {
+        ADD_FAILURE() << "mutant " << i << ": no new context for 10 s (" << vkqc_last_error() << "): the GPU did not recover";
+        ++outcome["no context (GPU not recovered)"];
+        break;
+      }
+    }
     const auto t0 = std::chrono::steady_clock::now();
     vkqc_model m = nullptr;
     const vkqc_status ls = vkqc_model_load(ctx, b.data(), b.size(), nullptr, &m);
@@ -111,8 +124,13 @@ TEST(Mutants, ResealedBundlesAreRefusedOrContained) {
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_LT(sec, 30.0) << "mutant " << i << " blocked for " << sec << " s";
     ++outcome[what];
-    vkqc_context_destroy(ctx);
+    if (std::getenv("VKQC_MUTANTS_TRACE")) std::fprintf(stderr, "mutant %d: %s (%.2f s)\n", i, what.c_str(), sec);
+    if (what != "ran" && what.rfind("refused", 0) != 0) {  // timed out or failed at run: a fresh device
+      vkqc_context_destroy(ctx);
+      ctx = nullptr;
+    }
   }
+  vkqc_context_destroy(ctx);
   std::string summary;
   for (const auto& [k, n] : outcome) summary += " " + k + ": " + std::to_string(n) + ";";
   std::printf("%d resealed mutants:%s 0 crashes; %d validation-layer messages (expected, not failed on)\n", count,
