@@ -263,18 +263,9 @@ std::optional<ir::Quant> Importer::QuantizedConsumer(const onnx::Node& n, ir::Ac
   }
   if (c->op_type != "QuantizeLinear" || !c->domain.empty()) return std::nullopt;
   if (c->Find("block_size") && c->Find("block_size")->i != 0) return std::nullopt;
-  if (c->inputs.size() > 3 || (c->Find("output_dtype") != nullptr)) return std::nullopt;
-  // Parameters must be constant scalars.
-  for (size_t k = 1; k < c->inputs.size(); ++k) {
-    auto it = vals_.find(c->inputs[k]);
-    if (it == vals_.end() || !it->second.c || it->second.c->NumElements() != 1) return std::nullopt;
-    if (k == 2 && it->second.c->type != int32_t(onnx::ElemType::Uint8) && it->second.c->type != int32_t(onnx::ElemType::Int8))
-      return std::nullopt;
-  }
-  if (c->inputs.size() < 2) return std::nullopt;
-  const onnx::Node* saved = node_;
+  if (c->inputs.size() < 2 || c->inputs.size() > 3 || c->Find("output_dtype") != nullptr) return std::nullopt;
+  // Constant scalar parameters (int8 or uint8 zero point), or the Q stays a node of its own.
   auto q = ScalarQuant(*c, 1, 2, ir::Scheme::Q8TO);
-  node_ = saved;
   if (!q.ok()) return std::nullopt;
   if (act) *act = a;
   pending_out_ = c->outputs[0];

@@ -270,7 +270,7 @@ Status Importer::Softmax(const onnx::Node& n) {
     return Fail(n, "softmax over axis " + std::to_string(axis) + " of a rank-" + std::to_string(rank) +
                        " tensor; vkqc computes it over the last axis only" +
                        (m_.Opset("") < 13 ? " (opset < 13 flattens from axis on)" : ""));
-  VKQC_ASSIGN_OR_RETURN(int xt, Get(*x, n, false, channels_last ? Layout::Nhwc : (rank == 4 ? Layout::Onnx : Layout::Any)));
+  VKQC_ASSIGN_OR_RETURN(int xt, Get(*x, n, false, channels_last ? Layout::Nhwc : Layout::Onnx));
   ir::Op op;
   op.type = ir::OpType::Softmax;
   return EmitFloat(n, *x, xt, std::move(op), channels_last);

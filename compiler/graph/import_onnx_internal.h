@@ -125,11 +125,6 @@ class Importer {
   int fresh_ = 0;
 };
 
-// Element type helpers.
-inline bool IsIntType(int32_t t) {
-  return t == int32_t(onnx::ElemType::Int8) || t == int32_t(onnx::ElemType::Uint8) ||
-         t == int32_t(onnx::ElemType::Int32);
-}
 std::vector<uint8_t> FloatBytes(const std::vector<float>& v);
 
 // Bounds on what the importer computes with (all far above any real model; they keep every

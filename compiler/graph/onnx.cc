@@ -90,6 +90,13 @@ Status Expect(const Field& f, int wire, const std::string& what, const char* fie
   return {};
 }
 
+// A string (or bytes) field.
+Status ReadString(const Field& f, const std::string& what, const char* field, std::string& out) {
+  VKQC_TRY(Expect(f, 2, what, field));
+  out = Str(f.bytes);
+  return {};
+}
+
 // Repeated scalar fields arrive packed (one length-delimited run) or one value per field.
 template <typename T, typename Conv>
 Status Repeated(const Field& f, int elem_wire, std::vector<T>& out, const std::string& what, Conv conv) {
@@ -141,11 +148,9 @@ Status ParseStringEntry(Span s, const std::string& what, std::string& k, std::st
   while (!d.done()) {
     VKQC_TRY(d.Next(f));
     if (f.number == 1) {
-      VKQC_TRY(Expect(f, 2, what, "key"));
-      k = Str(f.bytes);
+      VKQC_TRY(ReadString(f, what, "key", k));
     } else if (f.number == 2) {
-      VKQC_TRY(Expect(f, 2, what, "value"));
-      val = Str(f.bytes);
+      VKQC_TRY(ReadString(f, what, "value", val));
     }
   }
   return {};
@@ -167,8 +172,7 @@ Status ParseTensorSpan(Span s, const std::string& what, Tensor& t) {
       case 6: t.string_count++; break;
       case 7: VKQC_TRY(Repeated(f, 0, t.int64_data, what, [](uint64_t v) { return int64_t(v); })); break;
       case 8:
-        VKQC_TRY(Expect(f, 2, what, "name"));
-        t.name = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "name", t.name));
         break;
       case 9:
         VKQC_TRY(Expect(f, 2, what, "raw_data"));
@@ -226,8 +230,7 @@ Status ParseValueInfo(Span s, const std::string& what, ValueInfo& vi) {
   while (!d.done()) {
     VKQC_TRY(d.Next(f));
     if (f.number == 1) {
-      VKQC_TRY(Expect(f, 2, what, "name"));
-      vi.name = Str(f.bytes);
+      VKQC_TRY(ReadString(f, what, "name", vi.name));
     } else if (f.number == 2) {
       VKQC_TRY(Expect(f, 2, what, "type"));
       Decoder td(f.bytes, what);
@@ -256,8 +259,7 @@ Status ParseAttribute(Span s, const std::string& what, Attribute& a) {
     VKQC_TRY(d.Next(f));
     switch (f.number) {
       case 1:
-        VKQC_TRY(Expect(f, 2, what, "name"));
-        a.name = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "name", a.name));
         break;
       case 20:
         VKQC_TRY(Expect(f, 0, what, "type"));
@@ -272,8 +274,7 @@ Status ParseAttribute(Span s, const std::string& what, Attribute& a) {
         a.i = int64_t(f.v);
         break;
       case 4:
-        VKQC_TRY(Expect(f, 2, what, "s"));
-        a.s = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "s", a.s));
         break;
       case 5:
         VKQC_TRY(Expect(f, 2, what, "t"));
@@ -307,16 +308,13 @@ Status ParseNode(Span s, const std::string& what, Node& n) {
         n.outputs.push_back(Str(f.bytes));
         break;
       case 3:
-        VKQC_TRY(Expect(f, 2, what, "name"));
-        n.name = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "name", n.name));
         break;
       case 4:
-        VKQC_TRY(Expect(f, 2, what, "op_type"));
-        n.op_type = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "op_type", n.op_type));
         break;
       case 7:
-        VKQC_TRY(Expect(f, 2, what, "domain"));
-        n.domain = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "domain", n.domain));
         break;
       case 5: {
         VKQC_TRY(Expect(f, 2, what, "attribute"));
@@ -345,8 +343,7 @@ Status ParseGraph(Span s, const std::string& what, Graph& g) {
         break;
       }
       case 2:
-        VKQC_TRY(Expect(f, 2, what, "name"));
-        g.name = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "name", g.name));
         break;
       case 5: {
         VKQC_TRY(Expect(f, 2, what, "initializer"));
@@ -439,12 +436,10 @@ Result<Model> ParseModel(std::shared_ptr<const std::vector<uint8_t>> bytes, cons
         m.ir_version = int64_t(f.v);
         break;
       case 2:
-        VKQC_TRY(Expect(f, 2, what, "producer_name"));
-        m.producer_name = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "producer_name", m.producer_name));
         break;
       case 3:
-        VKQC_TRY(Expect(f, 2, what, "producer_version"));
-        m.producer_version = Str(f.bytes);
+        VKQC_TRY(ReadString(f, what, "producer_version", m.producer_version));
         break;
       case 7:
         VKQC_TRY(Expect(f, 2, what, "graph"));

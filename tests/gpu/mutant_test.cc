@@ -51,16 +51,20 @@ void Reseal(std::vector<uint8_t>& b) {
   if (field) bundle->mutate_integrity(BundleIntegrity(b.data(), size_t(fb) + 4, field));
 }
 
-TEST(Mutants, ResealedBundlesAreRefusedOrContained) {
-  testing_graphs::QLayerSpec s;
+// A dq8ca x q8csw linear layer (a quantize and a linear pipeline) compiled for the test profile.
+Result<std::vector<uint8_t>> LayerBundle(testing_graphs::QLayerSpec& s, int64_t k, int64_t n) {
   s.m = 3;
-  s.k = 96;
-  s.n = 40;
+  s.k = k;
+  s.n = n;
   s.weights = ir::Scheme::Q8CSW;
   s.act = ir::Scheme::DQ8CA;
-  auto p = LoadProfile(gpu_test::TestProfile());
-  ASSERT_TRUE(p.ok()) << p.error().message;
-  auto good = CompileGraph(testing_graphs::MakeQLayer(s, 3), *p, {}, 0);
+  VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(gpu_test::TestProfile()));
+  return CompileGraph(testing_graphs::MakeQLayer(s, 3), p, {}, 0);
+}
+
+TEST(Mutants, ResealedBundlesAreRefusedOrContained) {
+  testing_graphs::QLayerSpec s;
+  auto good = LayerBundle(s, 96, 40);
   ASSERT_TRUE(good.ok()) << good.error().message;
   uint32_t fb = 0;
   std::memcpy(&fb, good->data(), 4);
@@ -141,15 +145,8 @@ TEST(Mutants, ResealedBundlesAreRefusedOrContained) {
 // The option's contract where the validator is built in: the unmodified bundle still loads.
 TEST(Mutants, ValidatedBundleLoadsAndRuns) {
   testing_graphs::QLayerSpec s;
-  s.m = 3;
-  s.k = 64;
-  s.n = 16;
-  s.weights = ir::Scheme::Q8CSW;
-  s.act = ir::Scheme::DQ8CA;
-  auto p = LoadProfile(gpu_test::TestProfile());
-  ASSERT_TRUE(p.ok());
-  auto good = CompileGraph(testing_graphs::MakeQLayer(s, 3), *p, {}, 0);
-  ASSERT_TRUE(good.ok());
+  auto good = LayerBundle(s, 64, 16);
+  ASSERT_TRUE(good.ok()) << good.error().message;
   vkqc_context_options o;
   vkqc_context_options_init(&o);
   o.enable_validation = std::getenv("VKQC_TEST_NO_VALIDATION") ? 0 : 1;
