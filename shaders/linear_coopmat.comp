@@ -16,15 +16,23 @@
 //                A = xq, B = w - zp_w as int8, int32 accumulation (DESIGN 4, exact).
 //                q8csw: one int32 accumulator over K; the epilogue applies
 //                (acc - zp_x * wsum[n]) * s_w[n] * s_x[m] exactly as linear_gemm.comp.
-//                int4 and q8gsw (GS a multiple of LK): one int32 accumulator per group, folded into fp32
-//                at the group's end as (acc - zp_x * sum_g(w - zp_w)) * s_w[n][g]; both terms
-//                are integers below 2^24, so the subtraction is exact before the one rounding.
+//                int4 and q8gsw (GS a multiple of LK): one int32 accumulator per group of
+//                sum_k xq * (w - zp_w), folded into fp32 at the group's end as acc * s_w[n][g]; the
+//                zero-point term zp_x * sum_g s_w[n][g] * sum_g(w - zp_w) does not depend on the
+//                group's activations, so the B loaders sum it per column in registers over the
+//                whole K loop and the epilogue subtracts it once (same function as DESIGN 4's
+//                per-group (acc - zp_x * sum(w - zp_w)) * s_w, fp32 rounding in another order).
+//                The fold converts without a conversion instruction: the group accumulator
+//                starts at the bits of 1.5 * 2^23, so after the group its bits are the float
+//                1.5 * 2^23 + sum exactly (|sum| <= 2^22: groups of at most 256, select.cc, times
+//                |xq| <= 128 times |w - zp| <= 128), and one subtraction yields sum; one fma with
+//                the column's scale folds it.
 //   otherwise    x is fp16 rows (convert_f16.comp, once per layer): A = fp16(x),
 //                B = fp16(s_w * (w - zp_w)), fp32 accumulation.
 //                fp16 rounding of both operands: the looser tolerance of an fp16 variant.
-// The per-element fold of int4 needs each accumulator component's (row, column), which the
-// extension leaves to the implementation: an index tile (value = row * LN + column) is loaded
-// once into the same matrix type and read component by component.
+// The per-element fold needs each accumulator component's column, which the extension leaves to
+// the implementation: an index tile (bits 0x3F800000 | column, a normal float) is loaded once
+// into the same matrix type and read component by component.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -100,8 +108,10 @@ int sum_i8x4(uint w) {
 const uint CPS = BK / 32u;           // chunks per step
 const uint B_UNITS = BN * CPS;
 const uint BW = 2u;                  // shared uvec4 per unit
-shared int sWs[NSLOT * BN];          // per chunk slot and column: sum of (w - zp) over the chunk
-shared float sSc[NSLOT * BN];        // ... and the chunk's group scale
+shared float sSc[NSLOT * BN];        // per chunk slot and column: the chunk's group scale
+shared float sZp[NSLOT * BN];        // after the K loop: per unit, then per column, sum_g s * sum(w - zp)
+#define CM_ACC0 C_T(0x4B400000)              // the bits of 1.5 * 2^23
+#define CM_GROUP(v) (intBitsToFloat(v) - 12582912.0)
 #else
 const uint B_UNITS = BN * U4;        // one shared uvec4 per unit
 const uint BW = 1u;
@@ -189,7 +199,8 @@ uvec4 load_b(uint n0, uint u, uint k0) {
 // The float output value of accumulator bits `bits` at output (m, n), before bias and relu.
 float output_value(uint bits, uint m, uint n, uint r) {
 #if defined(VKQC_CM_INT) && defined(VKQC_WG)
-  return uintBitsToFloat(bits) * act_scale(m);  // folded per group already
+  // Folded per group already; the zero-point term of the whole row once.
+  return (uintBitsToFloat(bits) - float(sZx[r]) * sZp[(n % BN) * CPS]) * act_scale(m);
 #elif defined(VKQC_CM_INT)
   // Exact in int32: acc - zp_x * sum(w); cast before scaling (as linear_gemm.comp).
   return float(int(bits) - sZx[r] * int(CWORD(WSUM_OFF + n))) * weight_scale(n, 0u) * act_scale(m);
@@ -211,15 +222,23 @@ void main() {
   for (uint r = tid; r < BM; r += NT) sZx[r] = act_zero_point(min(m0 + r, M - 1u));
 #endif
 
+#ifndef VKQC_CM_G1
   C_T acc[TM][TN];
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
+#define ACC0 CM_ACC0
+#else
+#define ACC0 C_T(0)
+#endif
   [[unroll]] for (uint i = 0u; i < TM; ++i)
-    [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = C_T(0);
+    [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = ACC0;
+#endif
 #if defined(VKQC_CM_INT) && defined(VKQC_WG)
   F_T accf[TM][TN];
   [[unroll]] for (uint i = 0u; i < TM; ++i)
     [[unroll]] for (uint j = 0u; j < TN; ++j) accf[i][j] = F_T(0.0);
-  // The index tile: component c of `idx` holds row * LN + column of component c of any F_T.
-  for (uint e = lane; e < LM * LN; e += SG) sAB[obase + e / 4u][e % 4u] = floatBitsToUint(float(e));
+  // The index tile: the bits of component c of `idx` are 0x3F800000 | the column of component c
+  // of any F_T.
+  for (uint e = lane; e < LM * LN; e += SG) sAB[obase + e / 4u][e % 4u] = 0x3F800000u | (e % LN);
   subgroupMemoryBarrierShared();
   subgroupBarrier();
   F_T idx;
@@ -230,8 +249,9 @@ void main() {
   uvec4 ra[A_PT];
   uvec4 rb[B_PT * BW];
 #if defined(VKQC_CM_INT) && defined(VKQC_WG)
-  int rws[B_PT];
   float rsc[B_PT];
+  float rzs[B_PT];  // this thread's units' zero-point sums, sum over steps of s * sum(w - zp)
+  [[unroll]] for (uint i = 0u; i < B_PT; ++i) rzs[i] = 0.0;
 #endif
 
   // Prefetch of the step at K value k0.
@@ -243,7 +263,11 @@ void main() {
   }                                                                                               \
   [[unroll]] for (uint i = 0u; i < B_PT; ++i) {                                                   \
     const uint u = tid + i * NT;                                                                  \
-    if (u < B_UNITS) load_b(n0, u, k0, rb[2u * i], rb[2u * i + 1u], rws[i], rsc[i]);              \
+    if (u < B_UNITS) {                                                                            \
+      int ws;                                                                                     \
+      load_b(n0, u, k0, rb[2u * i], rb[2u * i + 1u], ws, rsc[i]);                                 \
+      rzs[i] = fma(float(ws), rsc[i], rzs[i]);                                                    \
+    }                                                                                             \
   }
 #else
 #define PREFETCH(k0)                                                                              \
@@ -271,9 +295,7 @@ void main() {
       const uint r = u / CPS, ch = u % CPS;
       sAB[BOFF + r * SAS4 + ch * 2u] = rb[2u * i];
       sAB[BOFF + r * SAS4 + ch * 2u + 1u] = rb[2u * i + 1u];
-      const uint slot = (k0 / 32u + ch) % NSLOT;
-      sWs[slot * BN + r] = rws[i];
-      sSc[slot * BN + r] = rsc[i];
+      sSc[((k0 / 32u + ch) % NSLOT) * BN + r] = rsc[i];
 #else
       sAB[BOFF + (u / U4) * SAS4 + u % U4] = rb[i];
 #endif
@@ -287,34 +309,57 @@ void main() {
       A_T a[TM];
       [[unroll]] for (uint i = 0u; i < TM; ++i)
         coopMatLoadNV(a[i], sAB, (rbase + i * LM) * SAS4 + s * LK4, SAS4, false);
+#ifdef VKQC_CM_G1
+      // Groups of LK values: each MulAdd is one whole group, folded at once (no int32
+      // accumulators live across MulAdds: half the accumulator registers).
+      const uint sb = ((k0 / 32u + s) % NSLOT) * BN + cbase;  // this group's scales
+      [[unroll]] for (uint j = 0u; j < TN; ++j) {
+        B_T b;
+        coopMatLoadNV(b, sAB, BOFF + (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
+        C_T t[TM];
+        [[unroll]] for (uint i = 0u; i < TM; ++i) t[i] = coopMatMulAddNV(a[i], b, CM_ACC0);
+        [[unroll]] for (int c = 0; c < idx.length(); ++c) {
+          const float sc = sSc[sb + j * LN + (floatBitsToUint(idx[c]) & 0xFFu)];
+          [[unroll]] for (uint i = 0u; i < TM; ++i) accf[i][j][c] = fma(CM_GROUP(t[i][c]), sc, accf[i][j][c]);
+        }
+      }
+#else
       [[unroll]] for (uint j = 0u; j < TN; ++j) {
         B_T b;
         coopMatLoadNV(b, sAB, BOFF + (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
         [[unroll]] for (uint i = 0u; i < TM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
       }
-#if defined(VKQC_CM_INT) && defined(VKQC_WG)
+#endif
+#if defined(VKQC_CM_INT) && defined(VKQC_WG) && !defined(VKQC_CM_G1)
       // End of a group: fold its int32 accumulators into fp32 (LK == 32: one chunk per MulAdd).
       const uint kend = k0 + (s + 1u) * LK;
       if (kend % GS == 0u && kend <= K) {
-        const uint c0 = (kend - GS) / 32u;          // the group's first chunk
-        const uint last = (kend / 32u - 1u) % NSLOT;  // its last chunk's slot (holds the scale)
-        [[unroll]] for (uint i = 0u; i < TM; ++i)
-          [[unroll]] for (uint j = 0u; j < TN; ++j) {
-            F_T f = F_T(acc[i][j]);
-            for (int c = 0; c < f.length(); ++c) {
-              const uint e = uint(idx[c]);
-              const uint row = rbase + i * LM + e / LN, col = cbase + j * LN + e % LN;
-              int ws = 0;
-              for (uint h = 0u; h < GS / 32u; ++h) ws += sWs[((c0 + h) % NSLOT) * BN + col];
-              accf[i][j][c] += (f[c] - float(sZx[row] * ws)) * sSc[last * BN + col];
-            }
-            acc[i][j] = C_T(0);
+        const uint sb = ((kend / 32u - 1u) % NSLOT) * BN + cbase;  // the group's last chunk's scales
+        [[unroll]] for (uint j = 0u; j < TN; ++j)
+          [[unroll]] for (int c = 0; c < idx.length(); ++c) {
+            const float sc = sSc[sb + j * LN + (floatBitsToUint(idx[c]) & 0xFFu)];
+            [[unroll]] for (uint i = 0u; i < TM; ++i) accf[i][j][c] = fma(CM_GROUP(acc[i][j][c]), sc, accf[i][j][c]);
           }
+        [[unroll]] for (uint i = 0u; i < TM; ++i)
+          [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = CM_ACC0;
       }
 #endif
     }
   }
 
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
+  // The zero-point sums per unit, then per column (unit u = column * CPS + chunk).
+  [[unroll]] for (uint i = 0u; i < B_PT; ++i) {
+    const uint u = tid + i * NT;
+    if (u < B_UNITS) sZp[u] = rzs[i];
+  }
+  barrier();
+  for (uint r = tid; r < BN; r += NT) {
+    float z = 0.0;
+    for (uint ch = 0u; ch < CPS; ++ch) z += sZp[r * CPS + ch];
+    sZp[r * CPS] = z;
+  }
+#endif
   // Epilogue, one tile at a time through this subgroup's tile of sAB, once every subgroup is done
   // reading the last step's operands there.
   barrier();

@@ -281,6 +281,7 @@ const Combo kIntCombos[] = {
     {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, false, 32},  // GGUF Q8_0
     {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, true, 128},
     {ir::Scheme::Q8GSW, ir::Scheme::Q8TA, true, false, 96},    // int8 input, groups straddle steps
+    {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, false, 256}, // the longest group: sums up to 2^22
 };
 
 std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {

@@ -143,6 +143,8 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   if (s.weights == ir::Scheme::Q8GSW) defs.push_back("VKQC_W8G");
   if (s.weights == ir::Scheme::Q4GAW) defs.push_back("VKQC_W4_ZP");
   if (s.weights == ir::Scheme::Q4GMW) defs.push_back("VKQC_W4_MIN");
+  // Groups of one MulAdd's K: folded right after each MulAdd, no int32 accumulators kept.
+  if (cm && c.cm_int8 && s.Grouped() && uint32_t(s.group_size) == c.cm_k) defs.push_back("VKQC_CM_G1");
   // Per-row activation parameters: computed for this layer (int path), or carried by a
   // per-token int8 input (either path).
   const bool int_path = c.accum == Accum::IntDot || (cm && c.cm_int8);

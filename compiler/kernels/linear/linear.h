@@ -68,9 +68,6 @@ constexpr uint32_t kCoopMatF16Int8GemvMaxM = 8;
 // rows cost more than the taller tile saved).
 constexpr uint64_t kMinWorkgroupsForTallTiles = 192;
 constexpr int64_t kMinTallTilesInt4DotGroup = 128;
-// The int8 cooperative matrix serves int4 weights (per-group fold) from this group size on
-// (H100, bench/RESULTS.md session 4).
-constexpr int64_t kMinCoopMatInt4Group = 64;
 
 // A layer's kernel choice. Pure data: selection is a function of (shape, profile, options).
 struct LinearChoice {

@@ -68,6 +68,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   if (int8 && s.weights == ir::Scheme::Q4GMW)
     return "q4gmw's per-group minimum needs each row's activation sum per group, which the int8 cooperative-matrix "
            "kernel does not compute (the tiled GEMM does)";
+  // (At most 256: the kernel's per-group fold is exact for int32 group sums up to 2^22 = 256 * 128 * 128.)
   if (int8 && s.Grouped() && (s.group_size % 32 != 0 || s.group_size > 256))
     return std::string(s.Int4() ? "int4" : "int8") + " group size " + std::to_string(s.group_size) +
            " is not a multiple of 32 up to 256 (int32 accumulation per group)";
@@ -93,9 +94,13 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // session 4). fp16 operands: 4x4 subgroups of 2x4 tiles (a 128x256 block), 16 words:
   // 109 TFLOPS at M=512 (4x4 of 2x2: 88; 2x4 of 4x2: 58). Blocks of 128x256 for int8 were slower
   // (191 us against 183).
-  c.cm_wm = o.cm_wm ? o.cm_wm : int8 ? 2 : 4;
+  // Grouped weights on the int8 path (int4, q8gsw; issue 15, H100 4096x14336 M=512): 4x4
+  // subgroups of 2x2 tiles, 32 words: groups of 32 388 us = 155 TOPS, 128: 316 us (2x4 of 4x2:
+  // 460 / 392; each MulAdd's per-group fold keeps 2x2 tiles' registers cheaper).
+  const bool grouped8 = int8 && s.Grouped();
+  c.cm_wm = o.cm_wm ? o.cm_wm : int8 && !grouped8 ? 2 : 4;
   c.cm_wn = o.cm_wn ? o.cm_wn : 4;
-  const uint32_t tm_max = int8 ? 4 : 2;
+  const uint32_t tm_max = int8 && !grouped8 ? 4 : 2;
   c.cm_tm = o.cm_tm ? o.cm_tm : std::min(tm_max, s.m <= 32 ? 1u : s.m <= 64 ? 2u : 4u);  // small M: short blocks
   c.cm_tn = o.cm_tn ? o.cm_tn : (int8 ? 32 : 64) / c.cm_n;  // 32 / 64 columns per subgroup
   c.cm_bkw = o.cm_bkw ? o.cm_bkw : int8 ? 32 : 16;  // 128 / 64 bytes of K per step
@@ -213,8 +218,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   // while the cooperative matrix's stays flat: q4gsw g128 GEMV 77.3 / 129.3 us at M = 8 / 16
   // against 80.5 / 78.8; float x q4gsw 93.9 / 187.0 at M = 4 / 8 against 151.5 / 153.6 (fp16);
   // float x q8csw 145.6 / 269.9 at M = 8 / 16 against 209.7 / 210.2. Wide layers only (what was
-  // measured: 112 int8 blocks of 128 columns, 56 fp16 blocks of 256); int4 groups of 32 stay on
-  // the GEMV (the cooperative matrix's per-group fold: 132.5 against 145.5 us at M = 16).
+  // measured: 112 int8 blocks of 128 columns, 56 fp16 blocks of 256). Groups of 32 as well since
+  // the per-group fold got cheap (issue 15): q4gsw g32 4096x14336 M = 16 74.7 us against the GEMV's
+  // 131.5; 8192x28672 268.0 against 338.1 (its GEMV at M = 8: 183.8, against 268.0).
   std::string cm_rule;
   if (!o.gemv_max_m && p.coopmat_gemv_max_m && !o.no_coopmat && !s.conv && !o.force_accum) {
     LinearChoice probe = c;
@@ -223,8 +229,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     if (plan && probe.cm_int8 && s.Quantized() && !s.Grouped() && blocks >= 16) {
       gemv_max = std::min(gemv_max, blocks >= 64 ? p.coopmat_gemv_max_m : 4 * p.coopmat_gemv_max_m);
       cm_rule = " (the int8 cooperative-matrix threshold" + std::string(blocks >= 64 ? "" : ", x4 for a narrow layer") + ")";
-    } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && s.group_size >= kMinCoopMatInt4Group &&
-               blocks >= 64) {
+    } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && blocks >= 64) {
       gemv_max = std::min(gemv_max, kCoopMatGroupedGemvMaxM);
       cm_rule = " (the grouped int8 cooperative-matrix threshold)";
     } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && blocks >= 32) {
@@ -331,11 +336,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
 
   // The cooperative-matrix GEMM replaces the tiled GEMM where the target has it: for the int8
   // path with int8 weights (the same exact function), for float activations only with
-  // allow_fp16. For int4 weights on the int8 path only with groups of kMinCoopMatInt4Group or
-  // more: the per-group fold into fp32 runs on the shader cores, component by component, once per
-  // group; on the H100 (4096x14336, M=512, bench/RESULTS.md session 4) groups of 128 took 849 µs
-  // against 1449 for the tiled int-dot GEMM and groups of 256 692 against 1381, but groups of 32
-  // 2191 against 1705. --force-accum cm selects it for any group.
+  // allow_fp16. Grouped weights (int4, q8gsw) on the int8 path too: the per-group fold is one
+  // subtraction and one fma per accumulator component (issue 15; H100 4096x14336 M=512 groups of
+  // 32: 388 us against 1705 for the tiled int-dot GEMM, bench/RESULTS.md).
   if (c.algo == Algo::Gemm && !o.force_accum && !s.conv) {
     LinearChoice cm = c;
     const std::string no = PlanCoopMat(s, p, o, cm);
@@ -345,11 +348,6 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       c.reason += "; no cooperative matrix: " + no;
     } else if (!cm.cm_int8 && !o.allow_fp16) {
       c.reason += "; the fp16 cooperative matrix is opt-in (--allow-fp16): fp16 rounding of activations and weights";
-    } else if (cm.cm_int8 && s.Grouped() && s.group_size < kMinCoopMatInt4Group) {
-      c.reason += "; not the int8 cooperative matrix: with groups of " + std::to_string(s.group_size) +
-                  " (< " + std::to_string(kMinCoopMatInt4Group) +
-                  ") its per-group fold is slower than this GEMM (measured on the H100), --force-accum cm "
-                  "selects it";
     } else {
       cm.accum = Accum::CoopMat;
       std::ostringstream r;

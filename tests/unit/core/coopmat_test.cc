@@ -94,21 +94,13 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
     LinearShape s = Shape(c.act, c.w, c.gs);
     s.x_int8 = c.x_int8;
     s.out_q8 = c.out_q8;
-    // int4 weights in groups shorter than kMinCoopMatInt4Group: the tiled int-dot GEMM unless
-    // forced (the per-group fold is slower); longer groups take the cooperative matrix.
-    const bool short_groups = c.w != ir::Scheme::Q8CSW && c.gs < linear::kMinCoopMatInt4Group;
+    // Every group size the kernel takes (multiples of 32 up to 256) selects the cooperative
+    // matrix by default (groups of 32 since issue 15's per-group fold).
     auto dflt = SelectLinear(s, p, {});
     ASSERT_TRUE(dflt.ok()) << dflt.error().message;
-    if (short_groups) {
-      std::string dot = c.want;
-      dot.replace(dot.find("_cm_"), 4, "_dot_");
-      EXPECT_EQ(dflt->VariantName(s), dot) << dflt->reason;
-      EXPECT_TRUE(Has(dflt->reason, "per-group fold")) << dflt->reason;
-    } else {
-      EXPECT_EQ(dflt->VariantName(s), c.want) << dflt->reason;
-    }
+    EXPECT_EQ(dflt->VariantName(s), c.want) << dflt->reason;
     SelectOptions forced;
-    if (short_groups) forced.force_accum = Accum::CoopMat;
+    forced.force_accum = Accum::CoopMat;
     auto ch = SelectLinear(s, p, forced);
     ASSERT_TRUE(ch.ok()) << ch.error().message;
     EXPECT_EQ(ch->VariantName(s), c.want) << ch->reason;
@@ -118,6 +110,9 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
     EXPECT_EQ(ch->CmBlockM(), 128u);
     EXPECT_EQ(ch->CmBlockN(), 128u);
     EXPECT_TRUE(ch->cm_pin_subgroup);
+    // Grouped weights: 4x4 subgroups of 2x2 tiles; int8 weights: 2x4 of 4x2 (both 128x128).
+    const bool grouped = c.w != ir::Scheme::Q8CSW;
+    EXPECT_EQ(ch->cm_wm * 10 + ch->cm_tm, grouped ? 42u : 24u) << c.want;
     EXPECT_LE(ch->SharedMemoryBytes(), p.max_compute_shared_memory_size) << c.want;
     EXPECT_LE(ch->Invocations(), p.max_compute_work_group_invocations);
     if (c.w != ir::Scheme::Q8CSW) {
@@ -184,7 +179,9 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
   const Case cases[] = {
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 9, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      // Groups of 32 too since the per-group fold got cheap (H100: 74.7 us against the GEMV's 131.5).
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 16, 4096, 2048, false, "linear_dq8ca_q4gsw_dot_gemv"},  // narrow
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 4, 4096, 14336, true, "linear_q4gsw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 5, 4096, 14336, true, "linear_q4gsw_cmf16_gemm"},
