@@ -23,4 +23,13 @@ inline uint64_t BundleIntegrity(const uint8_t* data, size_t size, const uint8_t*
   return h;
 }
 
+// A shader module's content hash (Module.content_hash): FNV-1a 64 of its SPIR-V bytes. The
+// runtime checks it before the driver sees the code.
+inline uint64_t ModuleContentHash(const uint32_t* words, size_t count) {
+  uint64_t h = 14695981039346656037ull;
+  const auto* p = reinterpret_cast<const uint8_t*>(words);
+  for (size_t i = 0; i < count * 4; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
 }  // namespace vkqc

@@ -6,7 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 VKQC_PACKAGES="cmake g++ make python3 python3-numpy libflatbuffers-dev flatbuffers-compiler libvulkan-dev
   libvulkan-volk-dev libshaderc-dev glslang-dev spirv-tools glslc libspirv-cross-c-shared-dev
-  spirv-cross nlohmann-json3-dev libgtest-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  spirv-cross nlohmann-json3-dev libspdlog-dev libgtest-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   python3-onnx libonnx-testdata"
 
 missing=""
@@ -23,4 +23,15 @@ if [ -n "$missing" ]; then
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"${VKQC_JOBS:-2}"
+# VKQC_FAIL_ON_WARNINGS=1 (.ci/run: a fresh clone, so every file is compiled): any compiler
+# warning fails the build, from the output it printed anyway.
+if [ "${VKQC_FAIL_ON_WARNINGS:-0}" = 1 ]; then
+  cmake --build build -j"${VKQC_JOBS:-2}" 2>&1 | tee build/build.log
+  if grep -q "warning:" build/build.log; then
+    echo "vkqc setup: the build printed compiler warnings (VKQC_FAIL_ON_WARNINGS=1):" >&2
+    grep "warning:" build/build.log >&2
+    exit 1
+  fi
+else
+  cmake --build build -j"${VKQC_JOBS:-2}"
+fi

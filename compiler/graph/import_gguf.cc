@@ -301,6 +301,7 @@ class Importer {
       rope.original_max_position = int32_t(scale_[3]);
     }
     for (int64_t l = 0; l < h_.layers; ++l) {
+      ReportProgress(o_.progress, "converting weights", uint64_t(l), uint64_t(h_.layers) + 1);  // + the head
       const std::string p = "blk." + std::to_string(l) + ".";
       VKQC_ASSIGN_OR_RETURN(const int attn_norm, Vector(p + "attn_norm.weight", C));
       VKQC_ASSIGN_OR_RETURN(const int wq, Linear(p + "attn_q.weight", Hq * D, C));
@@ -349,6 +350,7 @@ class Importer {
       x = Act("x" + std::to_string(l + 1), C);
       Op(p + "ffn_residual", ir::OpType::Add, {x1, dn}, {x});
     }
+    ReportProgress(o_.progress, "converting weights", uint64_t(h_.layers), uint64_t(h_.layers) + 1);
     VKQC_ASSIGN_OR_RETURN(const int out_norm, Vector("output_norm.weight", C));
     int head = -1;
     if (f_.FindTensor("output.weight")) {
@@ -363,6 +365,7 @@ class Importer {
     Op("output_norm", ir::OpType::RmsNorm, {x, out_norm}, {xf}).norm.eps = float(h_.eps);
     const int logits = Act("logits", V);
     LinearOp("output", xf, head, logits);
+    ReportProgress(o_.progress, "converting weights", uint64_t(h_.layers) + 1, uint64_t(h_.layers) + 1);
     const int next = Add("next", {ir::kSymbolicDim}, ir::DType::I32);
     Op("argmax", ir::OpType::Argmax, {logits}, {next});
     g_.outputs = {logits, next};

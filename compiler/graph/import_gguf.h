@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "compiler/common/progress.h"
 #include "compiler/common/result.h"
 #include "compiler/graph/ir.h"
 
@@ -19,6 +20,7 @@ struct GgufImportOptions {
   // scales): "" (refused, with the list) or "q8csw" / "q4gsw" (dequantized, then re-quantized).
   std::string requantize;
   std::function<void(const std::string&)> log;  // the recipe, one line at a time
+  ProgressFn progress;  // the weights converted, block by block
 };
 
 // Architectures ImportGguf accepts.

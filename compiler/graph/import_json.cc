@@ -949,6 +949,10 @@ Result<ir::Graph> Importer::Run() {
     size_t colon = why.find(": ", why.find("column"));
     if (colon != std::string::npos) why = why.substr(colon + 2);
     return UserError(path_ + ":" + LineColumn(text, e.byte) + ": invalid JSON: " + why);
+  } catch (const json::exception& e) {
+    // The parser's other refusals (a number out of range, e.g. 1e999: found by the fuzz target,
+    // it escaped as an exception and aborted the process).
+    return UserError(path_ + ": invalid JSON: " + e.what());
   }
   if (!root.is_object()) return UserError(path_ + ": the top level must be a JSON object");
   VKQC_TRY(CheckKeys(

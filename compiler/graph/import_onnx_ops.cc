@@ -160,6 +160,8 @@ Result<std::array<int32_t, 4>> WindowPads(Importer& im, const onnx::Node& n, int
 
 Status Importer::Convert(const onnx::Node& n) {
   const std::string& op = n.op_type;
+  // Every op imported here writes its first output (the converters name what they add after it).
+  if (n.outputs.empty() || n.outputs[0].empty()) return Fail(n, "the node has no output");
   if (n.domain == "com.microsoft") {
     if (op == "MatMulNBits") return MatMulNBits(n);
     return Fail(n, "unsupported op 'com.microsoft." + op + "'; vkqc imports " + OnnxSupportedOps());

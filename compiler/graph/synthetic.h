@@ -41,7 +41,7 @@ inline ir::Graph MakeLinearChain(int64_t m, const std::vector<LayerSpec>& layers
   g.inputs = {x};
   for (size_t i = 0; i < layers.size(); ++i) {
     const LayerSpec& l = layers[i];
-    const std::string p = "l" + std::to_string(i);
+    const std::string p = std::string("l").append(std::to_string(i));
     std::vector<int8_t> w(size_t(l.n * l.k));
     for (auto& v : w) v = int8_t(wdist(rng));
     ir::Quant wq;

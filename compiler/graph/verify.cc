@@ -497,10 +497,17 @@ int64_t WindowOut(int64_t in, int64_t pad_a, int64_t pad_b, int64_t k, int64_t s
   return num < 0 ? 0 : num / stride + 1;
 }
 
-std::string Pair(const int32_t* v) { return "[" + Num(v[0]) + ", " + Num(v[1]) + "]"; }
-std::string Quad(const int32_t* v) {
-  return "[" + Num(v[0]) + ", " + Num(v[1]) + ", " + Num(v[2]) + ", " + Num(v[3]) + "]";
+// "[a, b, ...]", appended piece by piece (`"[" + std::string` trips GCC 12's -Wrestrict).
+std::string List(const int32_t* v, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) {
+    if (i) s += ", ";
+    s += Num(v[i]);
+  }
+  return s += "]";
 }
+std::string Pair(const int32_t* v) { return List(v, 2); }
+std::string Quad(const int32_t* v) { return List(v, 4); }
 
 // stride, dilation >= 1 and padding >= 0 of a window op.
 Status CheckWindowParams(const OpCtx& c, const int32_t* stride, const int32_t* padding,

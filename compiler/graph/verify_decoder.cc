@@ -153,7 +153,7 @@ Status CheckArgmax(const OpCtx& c) {
   if (x.shape.empty() || x.shape.back() == ir::kSymbolicDim)
     return c.Fail("input " + Quote(x.name) + " needs a concrete last axis");
   std::vector<int64_t> want(x.shape.begin(), x.shape.end() - 1);
-  if (want.empty()) want = {1};
+  if (want.empty()) want.push_back(1);
   const Tensor& y = c.Out(0);
   if (y.dtype != DType::I32 || y.shape != want)
     return c.Fail("output " + Quote(y.name) + " is " + ir::DTypeName(y.dtype) + " " + Dims(c.g, y.shape) +

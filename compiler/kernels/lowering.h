@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/common/progress.h"
 #include "compiler/common/result.h"
 #include "compiler/graph/ir.h"
 #include "compiler/kernels/conv/conv.h"
@@ -34,6 +35,8 @@ struct CompileOptions {
   // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
   bool keep_intermediates = false;
+  // Progress of packing and shader compilation (empty: none reported).
+  ProgressFn progress;
 };
 
 namespace kernels {

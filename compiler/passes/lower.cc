@@ -4,6 +4,7 @@
 #include <climits>
 #include <sstream>
 
+#include "compiler/common/log.h"
 #include "compiler/graph/vkqg_io.h"  // Fnv1a64
 #include "compiler/plan/planner.h"
 #include "compiler/shaderlib/shaderlib.h"
@@ -44,6 +45,8 @@ class Packer final : public kernels::PackContext {
       if (size == region.size() && std::equal(region.begin(), region.end(), plan_->weights.begin() + int64_t(off))) {
         out_->offset[op] = off;
         out_->size[op] = size;
+        log::Debug("packed " + OpLabel(op) + ": " + log::Bytes(size) + ", identical to a region packed before (offset " +
+                   std::to_string(off) + "), stored once");
         region.clear();
         region.shrink_to_fit();
         return {};
@@ -59,6 +62,8 @@ class Packer final : public kernels::PackContext {
     w.resize(out_->offset[op]);
     w.insert(w.end(), region.begin(), region.end());
     seen_.emplace(hash, std::make_pair(out_->offset[op], out_->size[op]));
+    log::Debug("packed " + OpLabel(op) + ": " + log::Bytes(region.size()) + " at offset " +
+               std::to_string(out_->offset[op]));
     region.clear();
     region.shrink_to_fit();
     return {};
@@ -296,6 +301,12 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
                        "' is not supported by the compiler in this version");
     VKQC_TRY(family->lower(*this, i, pl));
   }
+  if (log::Enabled(log::Level::Debug))
+    for (const PlanLayer& l : prog.layers) {
+      log::Debug(prog.name + ": layer '" + l.name + "' (" + l.op + "): " + (l.variant.empty() ? "-" : l.variant) +
+                 (l.reason.empty() ? "" : "; why: " + l.reason));
+      if (!l.detail.empty()) log::Trace(prog.name + ": layer '" + l.name + "': " + l.detail);
+    }
   for (const Repack& r : repack_out) repack(r, false);
   return PlaceAndEmit(prog, pipelines, plan);
 }
@@ -319,6 +330,13 @@ Status ProgramLowering::PlaceAndEmit(PlanProgram& prog, PipelineTable* pipelines
     }
   const ArenaPlan arena = PlanArena(reqs, in_.align);
   prog.arena_size = std::max<uint64_t>(arena.size, 256);
+  if (log::Enabled(log::Level::Debug)) {
+    uint64_t unshared = 0;
+    for (const ArenaRequest& r : reqs) unshared += r.size;
+    log::Debug(prog.name + ": memory plan: " + std::to_string(reqs.size()) + " arena tensors in " +
+               log::Bytes(prog.arena_size) + " (" + log::Bytes(unshared) + " without reuse), " +
+               std::to_string(specs_.size()) + " dispatches");
+  }
   for (size_t r = 0; r < reqs.size(); ++r) {
     vbs_[req_vb[r]].offset = arena.offsets[r];
     prog.arena_tensors.push_back({reqs[r].name, arena.offsets[r], reqs[r].size, reqs[r].first, reqs[r].last});
@@ -334,7 +352,9 @@ Status ProgramLowering::PlaceAndEmit(PlanProgram& prog, PipelineTable* pipelines
   }
 
   std::vector<PlanDispatch> dispatches;
+  const std::string stage = "compiling shaders (" + prog.name + ")";
   for (const DSpec& s : specs_) {
+    ReportProgress(in_.options.progress, stage, dispatches.size(), specs_.size());
     PlanDispatch d;
     VKQC_ASSIGN_OR_RETURN(d.pipeline, pipelines->PipelineFor(s.params, plan));
     for (const Bind& b : s.binds) {
@@ -351,6 +371,7 @@ Status ProgramLowering::PlaceAndEmit(PlanProgram& prog, PipelineTable* pipelines
     dispatches.push_back(std::move(d));
   }
 
+  ReportProgress(in_.options.progress, stage, specs_.size(), specs_.size());
   // Barriers; then map layers to command ranges.
   prog.commands = InsertBarriers(dispatches);
   for (auto& l : prog.layers) l.command_count = 0;
@@ -396,11 +417,14 @@ Result<PackedConstants> PackAll(const LowerInputs& in, BundlePlan* plan) {
   out.kept.resize(n);
   Packer packer(in, plan, &out);
   for (size_t i = 0; i < n; ++i) {
+    ReportProgress(in.options.progress, "packing weights", i, n);
     if (!in.fold.folded[i].empty()) continue;
     const kernels::Family* f = kernels::FamilyFor(in.graph.ops[i].type);
     if (f && f->pack) VKQC_TRY(f->pack(packer, i));
   }
+  ReportProgress(in.options.progress, "packing weights", n, n);
   plan->weights.resize(AlignUp(plan->weights.size(), 64));
+  log::Debug("weight segment: " + log::Bytes(plan->weights.size()) + " for " + std::to_string(n) + " ops");
   return out;
 }
 
@@ -420,6 +444,8 @@ Result<uint32_t> PipelineTable::PipelineFor(const linear::DispatchParams& d, Bun
     module = uint32_t(plan->modules.size());
     plan->modules.push_back({sh.name, sh.spirv, sh.hash});
     module_index_[sh.hash] = module;
+    log::Debug("shader module " + std::to_string(module) + ": " + sh.name + " (" + std::to_string(sh.spirv.size() * 4) +
+               " bytes of SPIR-V)");
   } else {
     module = mit->second;
   }

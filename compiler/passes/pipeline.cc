@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "compiler/common/log.h"
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/graph/verify.h"
 #include "compiler/passes/fold_quant.h"
@@ -63,6 +64,18 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
   FoldViews(g, &fold);
   const FusePlan fuse = FuseRows(g, fold, profile.max_per_stage_descriptor_storage_buffers);
   VKQC_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, ProgramSizes(g, options));
+  if (log::Enabled(log::Level::Debug)) {
+    size_t folded = 0;
+    for (const std::string& why : fold.folded) folded += !why.empty();
+    std::string programs;
+    for (int64_t t : sizes) {
+      if (!programs.empty()) programs += ", ";
+      programs += t ? "tokens=" : "main";
+      if (t) programs += std::to_string(t);
+    }
+    log::Debug("target '" + profile.name + "': " + std::to_string(g.ops.size()) + " ops, " + std::to_string(folded) +
+               " folded by the compiler; programs " + programs);
+  }
   const uint32_t align = std::max<uint32_t>(256, profile.min_storage_buffer_offset_alignment);
   const LowerInputs in{g, fold, fuse, profile, options, align};
   BundlePlan plan;
@@ -75,6 +88,16 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
   PipelineTable pipelines;
   for (int64_t t : sizes) VKQC_TRY(LowerProgram(in, t, consts, &pipelines, &plan));
   plan.requirements = DeriveRequirements(plan, align);
+  if (log::Enabled(log::Level::Debug)) {
+    const PlanRequirements& r = plan.requirements;
+    log::Debug("requirements: " + std::to_string(r.max_compute_shared_memory_size) + " B shared memory, " +
+               std::to_string(r.max_compute_work_group_invocations) + " invocations, " +
+               std::to_string(r.max_per_stage_descriptor_storage_buffers) + " storage buffers per stage, " +
+               std::to_string(r.max_push_constants_size) + " B push constants" +
+               (r.shader_integer_dot_product ? ", integer dot product" : "") +
+               (r.subgroup_arithmetic ? ", subgroup arithmetic" : "") +
+               (r.cooperative_matrix_khr || r.cooperative_matrix_nv ? ", cooperative matrix" : ""));
+  }
   VKQC_TRY(CheckAgainstProfile(plan.requirements, profile));
   return WriteBundle(plan);
 }

@@ -463,7 +463,7 @@ Result<Sidecar> ParseSidecar(const Reader& r, const Json& j) {
 Result<Json> ParseJsonText(const std::string& text, const Reader& r) {
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
     return r.Fail(std::string("not valid JSON: ") + e.what());
   }
 }

@@ -5,10 +5,12 @@
 #include <spirv_cross/spirv_cross.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 
 #include "compiler/common/embedded.h"
+#include "compiler/common/log.h"
 #include "compiler/shaderlib/coopmat_khr.h"
 
 namespace vkqc {
@@ -210,6 +212,7 @@ Result<CompiledShader> CompileShader(const std::string& source_file,
   }
   const EmbeddedFile* src = FindShaderSource(source_file);
   if (!src) return InternalError("shader source '" + source_file + "' is not embedded");
+  const auto t0 = std::chrono::steady_clock::now();
 
   shaderc::Compiler compiler;
   shaderc::CompileOptions opts;
@@ -245,6 +248,11 @@ Result<CompiledShader> CompileShader(const std::string& source_file,
     out.hash = HashWords(out.spirv);
     out.reflection.uses_cooperative_matrix_nv = false;
     out.reflection.uses_cooperative_matrix_khr = true;
+  }
+  if (log::Enabled(log::Level::Debug)) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    log::Debug("compiled shader " + out.name + ": " + std::to_string(out.spirv.size() * 4) + " bytes of SPIR-V in " +
+               std::to_string(int64_t(ms)) + " ms" + (optimize ? "" : " (unoptimized, validated)"));
   }
   std::lock_guard<std::mutex> lock(mu);
   cache.emplace(key, out);

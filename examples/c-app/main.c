@@ -4,7 +4,9 @@
  * deterministic ramp, runs each program once and prints a checksum and the first values of every
  * output.
  *
- * usage: vkqc-c-app BUNDLE.vkqb */
+ * usage: vkqc-c-app BUNDLE.vkqb [OUTPUTS.bin]
+ * OUTPUTS.bin: every output's bytes, program by program, concatenated (scripts/arm64.sh compares
+ * an arm64 run's file with an x86_64 run's). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +37,8 @@ static int fail(const char* what) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s BUNDLE.vkqb\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: %s BUNDLE.vkqb [OUTPUTS.bin]\n", argv[0]);
     return 2;
   }
   FILE* f = fopen(argv[1], "rb");
@@ -54,12 +56,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   fclose(f);
+  FILE* dump = NULL;
+  if (argc == 3 && !(dump = fopen(argv[2], "wb"))) {
+    perror(argv[2]);
+    return 1;
+  }
   printf("vkqc %s (ABI %u, bundle format <= %u)\n", vkqc_version(), vkqc_abi_version(), vkqc_bundle_format_version());
 
   vkqc_context_options co;
   vkqc_context_options_init(&co);
   vkqc_context ctx = NULL;
   if (vkqc_context_create(&co, &ctx) != VKQC_OK) return fail("context");
+  const char* device = NULL;
+  if (vkqc_context_device_name(ctx, &device) == VKQC_OK) printf("device: %s\n", device);
   vkqc_model model = NULL;
   if (vkqc_model_load(ctx, bytes, (size_t)size, NULL, &model) != VKQC_OK) return fail("load");
   free(bytes); /* the runtime keeps its own copy */
@@ -96,6 +105,10 @@ int main(int argc, char** argv) {
         uint64_t sum = 1469598103934665603ull;
         for (size_t b = 0; b < (size_t)t.size_bytes; ++b) sum = (sum ^ data[b]) * 1099511628211ull;
         printf("    checksum %016" PRIx64, sum);
+        if (dump && fwrite(data, 1, (size_t)t.size_bytes, dump) != (size_t)t.size_bytes) {
+          fprintf(stderr, "vkqc-c-app: cannot write %s\n", argv[2]);
+          status = 1;
+        }
         if (t.dtype == VKQC_F32)
           for (size_t e = 0; e < 4 && e < (size_t)t.size_bytes / 4; ++e) printf(" %.6g", ((float*)data)[e]);
         if (t.dtype == VKQC_I32)
@@ -108,5 +121,9 @@ int main(int argc, char** argv) {
   }
   vkqc_model_destroy(model);
   vkqc_context_destroy(ctx);
+  if (dump && fclose(dump) != 0) {
+    perror(argv[2]);
+    status = 1;
+  }
   return status;
 }

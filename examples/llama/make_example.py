@@ -32,6 +32,9 @@ import time
 CONFIGS = {
     "tiny": dict(layers=2, hidden=256, heads=8, kv_heads=2, head_dim=32, ffn=768, vocab=512, max_context=256,
                  theta=10000.0, scaling=None, tied=False),
+    # The smallest shape the GGUF path accepts: seeds of the GGUF fuzz target (tests/fuzz/make_corpus.sh).
+    "micro": dict(layers=1, hidden=64, heads=2, kv_heads=1, head_dim=32, ffn=64, vocab=320, max_context=16,
+                  theta=10000.0, scaling=None, tied=False),
     "1b": dict(layers=16, hidden=2048, heads=32, kv_heads=8, head_dim=64, ffn=8192, vocab=128256,
                max_context=2048, theta=500000.0, tied=True,
                scaling={"type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,

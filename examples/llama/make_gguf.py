@@ -4,7 +4,7 @@ tokenizer, and beside it the same model as make_example.py's directory (config.j
 weights.safetensors) for the independent numpy decoder tests/e2e/llama_reference.py.
 
 usage: make_gguf.py OUT_DIR [--seed S] [--type q4_0|q8_0|q4_1|q4_k] [--arch llama|qwen2 [--qkv-bias]]
-                     [--float-weights f16|bf16|f32] [--broken KIND]
+                     [--float-weights f16|bf16|f32] [--broken KIND] [--config tiny|micro]
   OUT_DIR/model.gguf     token_embd Q4_0, attention/MLP projections Q4_0 (Q and K rows permuted per
                          head the way llama.cpp's converter stores them), output Q8_0 (one scale per
                          row), norms F32; tokenizer.ggml.* (model "llama": 512 pieces with scores,
@@ -309,9 +309,10 @@ def main(argv):
     ap.add_argument("--qkv-bias", action="store_true")
     ap.add_argument("--float-weights", choices=["f16", "bf16", "f32"])
     ap.add_argument("--broken", choices=BROKEN)
+    ap.add_argument("--config", choices=["tiny", "micro"], default="tiny", help="make_example.py's shape")
     a = ap.parse_args(argv)
     ref = os.path.join(a.out_dir, "ref")
-    subprocess.run([sys.executable, os.path.join(HERE, "make_example.py"), ref, "--config", "tiny", "--embedding",
+    subprocess.run([sys.executable, os.path.join(HERE, "make_example.py"), ref, "--config", a.config, "--embedding",
                     "int4", "--seed", str(a.seed)], check=True, stdout=subprocess.DEVNULL)
     cfg = json.load(open(os.path.join(ref, "config.json")))
     st_path = os.path.join(ref, "weights.safetensors")

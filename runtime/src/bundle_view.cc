@@ -52,6 +52,9 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
   if (uint64_t(fb_size) + 4 > size)
     return Bad("truncated: the flatbuffer claims " + std::to_string(fb_size) + " bytes, the file has " +
                std::to_string(size));
+  // The root offset and the file identifier come first (the fuzzer found the identifier read past
+  // a flatbuffer of 4 bytes).
+  if (fb_size < 8) return Bad("the flatbuffer is too small (" + std::to_string(fb_size) + " bytes)");
   if (!fbb::BundleBufferHasIdentifier(data + 4)) return Bad("not a vkqc bundle (file identifier is not VKQB)");
   flatbuffers::Verifier v(data, size_t(fb_size) + 4, 64, 10000000);
   if (!fbb::VerifySizePrefixedBundleBuffer(v)) return Bad("the flatbuffer failed verification (corrupt or truncated)");
@@ -85,10 +88,7 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
       return Bad("shader module " + std::to_string(i) + " is not SPIR-V");
     // FNV-1a 64 of the SPIR-V bytes, written by the compiler: catches corruption before the
     // driver sees the code.
-    uint64_t h = 14695981039346656037ull;
-    const auto* p = reinterpret_cast<const uint8_t*>(m->spirv()->data());
-    for (size_t j = 0; j < size_t(m->spirv()->size()) * 4; ++j) h = (h ^ p[j]) * 1099511628211ull;
-    if (h != m->content_hash())
+    if (ModuleContentHash(m->spirv()->data(), m->spirv()->size()) != m->content_hash())
       return Bad("shader module " + std::to_string(i) + " is corrupt (checksum mismatch)");
   }
   const uint32_t npipe = b->pipelines() ? b->pipelines()->size() : 0;

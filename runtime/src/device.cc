@@ -1,6 +1,7 @@
 // Instance, device and queue: created here or adopted from the app (vkqc_external_device).
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,22 @@ VKAPI_ATTR VkBool32 VKAPI_CALL OnDebugMessage(VkDebugUtilsMessageSeverityFlagBit
       severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT ? VKQC_LOG_VALIDATION : VKQC_LOG_DEBUG;
   ctx->Log(level, data && data->pMessage ? data->pMessage : "(no message)");
   return VK_FALSE;
+}
+
+// volk keeps Vulkan's entry points in process-wide pointers. They are loaded once per process:
+// the loader's own at the first context, the rest from the first instance a context creates or
+// adopts through vkGetInstanceProcAddr (volkLoadInstance), whose trampolines dispatch on the
+// handle they are called with and so serve every instance and device of the process, with each
+// one's own layers. Loading them again per context, as before, wrote those pointers while other
+// threads' contexts called through them (a data race ThreadSanitizer reported, tests/threads), and
+// volkLoadDevice pointed every context at the last-created device's dispatch.
+VkResult LoadVulkanLoader() {
+  static const VkResult r = volkInitialize();  // thread-safe initialization, once
+  return r;
+}
+void LoadVulkanEntryPoints(VkInstance instance) {
+  static std::once_flag once;
+  std::call_once(once, [instance] { volkLoadInstance(instance); });
 }
 
 bool HasLayer(const char* name) {
@@ -199,20 +216,25 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
                 "leave the validator out to stay small); use the full build's static runtime, or robust_buffer_access");
   ctx->validate_spirv = o.validate_spirv != 0;
   ctx->alloc = static_cast<const VkAllocationCallbacks*>(o.allocation_callbacks);
-  if (volkInitialize() != VK_SUCCESS)
-    return Fail(VKQC_ERROR_NO_DEVICE, "the Vulkan loader (libvulkan.so.1) could not be loaded");
+  if (LoadVulkanLoader() != VK_SUCCESS)
+    return Fail(VKQC_ERROR_NO_DEVICE, "the Vulkan loader (libvulkan.so.1, or libvulkan.so as on Android) could not be loaded");
   uint32_t api = 0;
   if (o.external) {
-    ctx->owns_device = false;
-    ctx->instance = static_cast<VkInstance>(o.external->instance);
-    ctx->physical = static_cast<VkPhysicalDevice>(o.external->physical_device);
-    ctx->device = static_cast<VkDevice>(o.external->device);
-    ctx->queue = static_cast<VkQueue>(o.external->queue);
-    ctx->queue_family = o.external->queue_family_index;
-    api = o.external->api_version;
-    if (!ctx->instance || !ctx->physical || !ctx->device || !ctx->queue)
+    // Checked before anything is kept: a refused context must not wait on or destroy the app's handles.
+    const vkqc_external_device& x = *o.external;
+    if (!x.instance || !x.physical_device || !x.device || !x.queue)
       return Fail(VKQC_ERROR_INVALID_ARGUMENT, "external device: instance, physical device, device and queue are required");
-    volkLoadInstanceOnly(ctx->instance);
+    if (x.api_version < VK_API_VERSION_1_1)
+      return Fail(VKQC_ERROR_INVALID_ARGUMENT, "external device: api_version must be the Vulkan version (1.1 or newer) "
+                                               "the app created its instance and device with");
+    ctx->owns_device = false;
+    ctx->instance = static_cast<VkInstance>(x.instance);
+    ctx->physical = static_cast<VkPhysicalDevice>(x.physical_device);
+    ctx->device = static_cast<VkDevice>(x.device);
+    ctx->queue = static_cast<VkQueue>(x.queue);
+    ctx->queue_family = x.queue_family_index;
+    api = x.api_version;
+    LoadVulkanEntryPoints(ctx->instance);
   } else {
     uint32_t loader_api = VK_API_VERSION_1_0;
     if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loader_api);
@@ -245,7 +267,7 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
     ici.ppEnabledExtensionNames = exts.data();
     if (VkResult r = vkCreateInstance(&ici, ctx->alloc, &ctx->instance); r != VK_SUCCESS)
       return VkFail(r, "vkCreateInstance");
-    volkLoadInstanceOnly(ctx->instance);
+    LoadVulkanEntryPoints(ctx->instance);
     if (o.enable_validation) {
       VkDebugUtilsMessengerCreateInfoEXT mci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
       mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
@@ -253,7 +275,14 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
       mci.pfnUserCallback = OnDebugMessage;
       mci.pUserData = ctx;
-      if (VkResult r = vkCreateDebugUtilsMessengerEXT(ctx->instance, &mci, ctx->alloc, &ctx->messenger); r != VK_SUCCESS)
+      // This instance's own entry points: the process-wide ones come from the first instance, which
+      // may not have enabled VK_EXT_debug_utils (the loader then gives none).
+      auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+          vkGetInstanceProcAddr(ctx->instance, "vkCreateDebugUtilsMessengerEXT"));
+      ctx->destroy_messenger = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+          vkGetInstanceProcAddr(ctx->instance, "vkDestroyDebugUtilsMessengerEXT"));
+      if (!create || !ctx->destroy_messenger) return Fail(VKQC_ERROR_NO_DEVICE, "VK_EXT_debug_utils has no entry points");
+      if (VkResult r = create(ctx->instance, &mci, ctx->alloc, &ctx->messenger); r != VK_SUCCESS)
         return VkFail(r, "vkCreateDebugUtilsMessengerEXT");
     }
     uint32_t n = 0;
@@ -349,10 +378,7 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
     dci.ppEnabledExtensionNames = dexts.data();
     if (VkResult r = vkCreateDevice(ctx->physical, &dci, ctx->alloc, &ctx->device); r != VK_SUCCESS)
       return VkFail(r, "vkCreateDevice");
-    volkLoadDevice(ctx->device);
     vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
-  } else {
-    volkLoadDevice(ctx->device);
   }
 
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -387,7 +413,7 @@ void DestroyContext(vkqc_context_t* ctx) {
     if (ctx->owns_device) vkDestroyDevice(ctx->device, ctx->alloc);
   }
   if (ctx->owns_device && ctx->instance) {
-    if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, ctx->alloc);
+    if (ctx->messenger) ctx->destroy_messenger(ctx->instance, ctx->messenger, ctx->alloc);
     vkDestroyInstance(ctx->instance, ctx->alloc);
   }
 }

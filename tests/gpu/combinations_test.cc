@@ -244,7 +244,7 @@ const char* Name(DqIn d) {
 
 void BuildDequantize(Case& c, DqIn in, ir::DType yt = ir::DType::F32) {
   const std::vector<int64_t> shape{5, 3, 37};
-  int q;
+  int q = -1;  // every case sets it
   switch (in) {
     case DqIn::I8Q8ta: q = c.Input("q", shape, ir::DType::I8, Q8(ir::Scheme::Q8TA, 0.05f, -3)); break;
     case DqIn::I8Q8pc: q = c.Input("q", shape, ir::DType::I8, PerChannel(3, 1, false)); break;

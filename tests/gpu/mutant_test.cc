@@ -24,32 +24,10 @@
 #include "compiler/passes/pipeline.h"
 #include "gpu_fixture.h"
 #include "schema/bundle_generated.h"
-#include "schema/bundle_integrity.h"
+#include "tests/common/bundle_reseal.h"
 
 namespace vkqc {
 namespace {
-
-// Recomputes what the runtime checks: each module's FNV-1a content hash, then the integrity.
-void Reseal(std::vector<uint8_t>& b) {
-  uint32_t fb = 0;
-  std::memcpy(&fb, b.data(), 4);
-  flatbuffers::Verifier v(b.data(), size_t(fb) + 4, 64, 10000000);
-  if (!fb::bundle::VerifySizePrefixedBundleBuffer(v)) return;  // unreadable: left as is (refused)
-  auto* bundle = fb::bundle::GetMutableBundle(b.data() + 4);
-  if (bundle->mutable_modules()) {
-    for (uint32_t i = 0; i < bundle->modules()->size(); ++i) {
-      auto* m = bundle->mutable_modules()->GetMutableObject(i);
-      if (!m->spirv()) continue;
-      uint64_t h = 14695981039346656037ull;
-      const auto* p = reinterpret_cast<const uint8_t*>(m->spirv()->data());
-      for (size_t j = 0; j < size_t(m->spirv()->size()) * 4; ++j) h = (h ^ p[j]) * 1099511628211ull;
-      m->mutate_content_hash(h);
-    }
-  }
-  const uint8_t* field =
-      reinterpret_cast<const flatbuffers::Table*>(bundle)->GetAddressOf(fb::bundle::Bundle::VT_INTEGRITY);
-  if (field) bundle->mutate_integrity(BundleIntegrity(b.data(), size_t(fb) + 4, field));
-}
 
 // A dq8ca x q8csw linear layer (a quantize and a linear pipeline) compiled for the test profile.
 Result<std::vector<uint8_t>> LayerBundle(testing_graphs::QLayerSpec& s, int64_t k, int64_t n) {
@@ -86,7 +64,7 @@ TEST(Mutants, ResealedBundlesAreRefusedOrContained) {
     std::vector<uint8_t> b = *good;
     const int changes = 1 + int(rng() % 4);
     for (int c = 0; c < changes; ++c) b[4 + rng() % fb] ^= uint8_t(1 + rng() % 255);
-    Reseal(b);
+    testing_bundles::ResealBundle(b.data(), b.size());  // unreadable flatbuffer: left as is (refused)
     // VKQC_MUTANTS_TRACE=I: prints each index, writes mutant I and the original to /tmp to reproduce.
     if (std::getenv("VKQC_MUTANTS_TRACE")) {
       std::fprintf(stderr, "mutant %d\n", i);

@@ -92,7 +92,9 @@ TEST(QuantizeOp, FeedsLinearsWithItsParameters) {
           vkqc_layer_info li;
           vkqc_model_layer_info(model, 0, i, &li);
           if (li.op_index >= 0) integer[li.op_index] = li.integer_path;
-          if (li.op_index == 1) EXPECT_EQ(std::string(li.variant).rfind(scheme == ir::Scheme::DQ8CA ? "linear_i8ca_q4gsw" : "linear_i8_q4gsw", 0), 0u) << li.variant;
+          if (li.op_index == 1) {
+            EXPECT_EQ(std::string(li.variant).rfind(scheme == ir::Scheme::DQ8CA ? "linear_i8ca_q4gsw" : "linear_i8_q4gsw", 0), 0u) << li.variant;
+          }
         }
         ref::RunOptions ro;
         ro.integer_path = integer;

@@ -221,7 +221,7 @@ namespace {
 // On android-baseline-2022 (4 storage buffers per stage) the same graph runs unfused: rope, rope,
 // the append and attention each within 4 storage buffers, the position a uniform buffer.
 TEST(RowFusion, RopeAndAppendWithAttention) {
-  for (const std::string prof : {gpu_test::TestProfile(), std::string("android-baseline-2022")})
+  for (const std::string& prof : {gpu_test::TestProfile(), std::string("android-baseline-2022")})
   for (bool interleaved : {false, true})
     for (bool f16 : {true, false}) {
       SCOPED_TRACE(prof);

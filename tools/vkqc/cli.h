@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/common/result.h"
+#include "tools/vkqc/logging.h"
 #include "tools/vkqc/validation_waiver.h"
 #include "vkqc/vkqc.h"
 
@@ -23,11 +24,12 @@ struct Args {
   }
 };
 
-// Flags without a value, and options that take one; anything else is unknown.
+// Flags without a value, and options that take one; anything else is unknown. The global flags
+// (-v, -q, --log-level: logging.h) are among them.
 inline bool IsSwitch(const std::string& k) {
   return k == "--validation" || k == "--robust-access" || k == "--validate-spirv" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
          k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16" || k == "--coopmat-nv" || k == "--chat" ||
-         k == "--ignore-eos";
+         k == "--ignore-eos" || k == "-v" || k == "-q";
 }
 inline bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
@@ -36,7 +38,7 @@ inline bool TakesValue(const std::string& k) {
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",
                                   "--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--eos",
                                   "--prompt", "--max-context", "--quantize", "--requantize", "--input-layout", "--output-layout",
-                                  "--input-shape"};
+                                  "--input-shape", "--log-level"};
   for (const char* v : kValued)
     if (k == v) return true;
   return false;
@@ -69,7 +71,7 @@ inline Result<Args> ParseArgs(int argc, char** argv, int start) {
 
 inline Status CheckKnown(const Args& a, std::initializer_list<const char*> known) {
   for (const auto& [k, v] : a.opt) {
-    bool ok = false;
+    bool ok = IsGlobalFlag(k);  // every command takes them
     for (const char* x : known) ok |= k == x;
     if (!ok) return UserError("unknown option " + k);
   }
@@ -119,8 +121,8 @@ struct Runtime {
     vkqc_model_destroy(model);
     vkqc_context_destroy(ctx);
     if (waiver.waived())
-      std::fprintf(stderr, "validation: %zu messages waived (this validation layer predates VK_KHR_cooperative_matrix)\n",
-                   waiver.waived());
+      log::Info("validation: " + std::to_string(waiver.waived()) +
+                " messages waived (this validation layer predates VK_KHR_cooperative_matrix)");
   }
   validation::Waiver waiver;  // the Debian layer's known VK_KHR_cooperative_matrix messages
   static void Log(void* user, vkqc_log_level level, const char* msg) {
@@ -128,9 +130,9 @@ struct Runtime {
     if (level == VKQC_LOG_VALIDATION && self->waiver.Waive(msg)) return;
     if (level == VKQC_LOG_VALIDATION) {
       self->validation.push_back(msg);
-      std::fprintf(stderr, "validation: %s\n", msg);
-    } else if (level >= VKQC_LOG_WARNING) {
-      std::fprintf(stderr, "vkqc: %s\n", msg);
+      log::Error(std::string("validation: ") + msg);
+    } else {
+      LogRuntimeMessage(level, msg);
     }
   }
   Status Open(const Args& a, const std::string& bundle, bool poison) {
@@ -159,8 +161,10 @@ struct Runtime {
     uint32_t p = 0;
     if (tokens == 0 && vkqc_model_program_count(model) > 1) {
       std::string have;
-      for (uint32_t i = 0; i < vkqc_model_program_count(model); ++i)
-        have += (i ? "," : "") + std::to_string(vkqc_model_program_tokens(model, i));
+      for (uint32_t i = 0; i < vkqc_model_program_count(model); ++i) {
+        if (i) have += ',';
+        have += std::to_string(vkqc_model_program_tokens(model, i));
+      }
       return UserError("the bundle has several programs: pick one with --tokens (" + have + ")");
     }
     if (vkqc_model_find_program(model, uint32_t(tokens), &p) != VKQC_OK) return UserError(vkqc_last_error());

@@ -146,7 +146,8 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
     double ns = 0;
     if (Run(m, io->program, &ns) != VKQC_OK) return UserError(vkqc_last_error());
     r.prefill_gpu_ms += ns / 1e6;
-    chunks += (chunks.empty() ? "" : "+") + std::to_string(io->tokens);
+    if (!chunks.empty()) chunks += '+';
+    chunks += std::to_string(io->tokens);
     done += io->tokens;
     if (done == o.prompt.size()) {
     VKQC_ASSIGN_OR_RETURN(next, next_token(*io));

@@ -1,5 +1,6 @@
 // vkqc command-line tool: import, compile, inspect, run, bench, profiles, probe.
 // Errors go to stderr as "vkqc <command>: <message>" with a non-zero exit; no crash on bad input.
+// Logs (-v, -q, --log-level) and the progress line: tools/vkqc/logging.h, tools/vkqc/progress.h.
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -13,17 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "compiler/graph/import_json.h"
 #include "compiler/graph/vkqg_io.h"
-#include "compiler/passes/pipeline.h"
+#include "compiler/kernels/linear/linear.h"
 #include "compiler/profile/profile.h"
 #include "reference/reference.h"
-#include "runtime/src/coopmat_khr.h"
-#include "schema/bundle_generated.h"
 #include "tools/vkqc/cli.h"
+#include "tools/vkqc/compile_cli.h"
 #include "tools/vkqc/generate.h"
 #include "tools/vkqc/model_cli.h"
 #include "tools/vkqc/npy.h"
+#include "tools/vkqc/progress.h"
 #include "tools/vkqc/probe.h"
 #include "tools/vkqc/roofline.h"
 #include "tools/vkqc/tune.h"
@@ -83,227 +83,15 @@ commands:
                                              channels, units in flight; GEMM tile; GEMV/GEMM
                                              threshold) on the local device; -o writes the winners
                                              into a sidecar that `compile --target` uses
+
+global options (every command, before or after its name):
+  -v                                         debug logs: per-layer kernel choices and why, packed
+                                             sizes, shader modules, memory plans
+  -q                                         errors only
+  --log-level trace|debug|info|warn|error|off
+                                             logs go to stderr (default: info); a progress line is
+                                             shown there during long work when it is a terminal
 )";
-
-Result<CompileOptions> CompileOptionsFrom(const Args& a) {
-  CompileOptions o;
-  if (a.Has("--tokens")) {
-    std::string s = a.Get("--tokens");
-    size_t start = 0;
-    while (start <= s.size()) {
-      size_t end = s.find(',', start);
-      if (end == std::string::npos) end = s.size();
-      VKQC_ASSIGN_OR_RETURN(int64_t t, ParseInt(s.substr(start, end - start), "--tokens"));
-      o.tokens.push_back(t);
-      start = end + 1;
-    }
-  }
-  if (a.Has("--force-kernel")) {
-    const std::string k = a.Get("--force-kernel");
-    if (k == "gemm") o.select.force_algo = linear::Algo::Gemm;
-    else if (k == "gemv") o.select.force_algo = linear::Algo::Gemv;
-    else return UserError("--force-kernel must be gemm or gemv, not '" + k + "'");
-  }
-  if (a.Has("--force-accum")) {
-    const std::string k = a.Get("--force-accum");
-    if (k == "dot") o.select.force_accum = linear::Accum::IntDot;
-    else if (k == "dequant") o.select.force_accum = linear::Accum::Dequant;
-    else if (k == "cm") o.select.force_accum = linear::Accum::CoopMat;
-    else return UserError("--force-accum must be dot, dequant or cm, not '" + k + "'");
-  }
-  o.select.no_coopmat = a.Has("--no-coopmat");
-  o.select.allow_fp16 = a.Has("--allow-fp16");
-  o.select.cm_nv = a.Has("--coopmat-nv");
-  if (a.Has("--coopmat-tile")) {
-    const std::string t = a.Get("--coopmat-tile");
-    std::vector<uint32_t> v;
-    size_t start = 0;
-    while (start <= t.size()) {
-      size_t end = t.find('x', start);
-      if (end == std::string::npos) end = t.size();
-      VKQC_ASSIGN_OR_RETURN(int64_t x, ParseInt(t.substr(start, end - start), "--coopmat-tile"));
-      if (x < 1 || x > 64) return UserError("--coopmat-tile: each number must be in 1..64");
-      v.push_back(uint32_t(x));
-      start = end + 1;
-    }
-    if (v.size() != 4 && v.size() != 5)
-      return UserError("--coopmat-tile must be WMxWNxTMxTN or WMxWNxTMxTNxBKW (e.g. 2x4x4x2x16), not '" + t + "'");
-    o.select.cm_wm = v[0];
-    o.select.cm_wn = v[1];
-    o.select.cm_tm = v[2];
-    o.select.cm_tn = v[3];
-    if (v.size() == 5) o.select.cm_bkw = v[4];
-  }
-  if (a.Has("--gemm-shape")) {  // RMxBK4: rows per thread x K words per step of the tiled GEMM
-    const std::string t = a.Get("--gemm-shape");
-    const size_t x = t.find('x');
-    if (x == std::string::npos) return UserError("--gemm-shape must be RMxBK4 (e.g. 8x16), not '" + t + "'");
-    VKQC_ASSIGN_OR_RETURN(int64_t rm, ParseInt(t.substr(0, x), "--gemm-shape"));
-    VKQC_ASSIGN_OR_RETURN(int64_t bk, ParseInt(t.substr(x + 1), "--gemm-shape"));
-    if (rm < 1 || rm > 64 || bk < 1 || bk > 64) return UserError("--gemm-shape: numbers in 1..64");
-    o.select.gemm_rm = uint32_t(rm);
-    o.select.gemm_bk4 = uint32_t(bk);
-  }
-  if (a.Has("--force-conv")) {
-    const std::string k = a.Get("--force-conv");
-    if (k == "im2col") o.conv.force = conv::ConvAlgo::Im2col;
-    else if (k == "direct") o.conv.force = conv::ConvAlgo::Direct;
-    else return UserError("--force-conv must be im2col or direct, not '" + k + "'");
-  }
-  o.keep_intermediates = a.Has("--keep-intermediates");
-  if (a.Has("--gemv-max-m")) {
-    VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--gemv-max-m"), "--gemv-max-m"));
-    if (v < 0 || v > 4096) return UserError("--gemv-max-m out of range");
-    o.select.gemv_max_m = uint32_t(v);
-  }
-  return o;
-}
-
-Result<std::vector<uint8_t>> CompileFromArgs(const Args& a, const std::string& graph_path) {
-  if (!a.Has("--target")) return UserError("--target NAME|PROFILE.json is required (see `vkqc profiles`)");
-  uint64_t hash = 0;
-  VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(graph_path, &hash, &a));
-  VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(a.Get("--target")));
-  VKQC_ASSIGN_OR_RETURN(CompileOptions o, CompileOptionsFrom(a));
-  auto r = CompileGraph(g, p, o, hash);
-  if (!r.ok()) return Error{r.error().kind, graph_path + ": " + r.error().message};
-  return r;
-}
-
-// ---- commands -----------------------------------------------------------------------------
-
-
-Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
-                          "--max-context", "--quantize", "--requantize"}));
-  if (a.pos.size() != 1 || !a.Has("-o"))
-    return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
-  VKQC_ASSIGN_OR_RETURN(auto bytes, CompileFromArgs(a, a.pos[0]));
-  VKQC_TRY(WriteFileBytes(a.Get("-o"), bytes.data(), bytes.size()));
-  std::printf("wrote %s (%zu bytes) for target %s\n", a.Get("-o").c_str(), bytes.size(), a.Get("--target").c_str());
-  return {};
-}
-
-std::string Bytes(uint64_t b) {
-  char buf[64];
-  if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / (1 << 20));
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(b) / 1024);
-  else std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)b);
-  return buf;
-}
-
-void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
-  namespace fbb = fb::bundle;
-  std::printf("bundle: %s, target '%s', graph hash %016llx, %s (weights %s)\n",
-              b->compiler_version() ? b->compiler_version()->c_str() : "?",
-              b->target_profile() ? b->target_profile()->c_str() : "?", (unsigned long long)b->graph_hash(),
-              Bytes(file_size).c_str(), Bytes(b->weight_segment_size()).c_str());
-  const auto* r = b->requirements();
-  std::printf("requires: Vulkan %u.%u", r->api_version() >> 22, (r->api_version() >> 12) & 0x3FF);
-  if (r->shader_integer_dot_product()) std::printf(", shaderIntegerDotProduct");
-  if (r->shader_float16()) std::printf(", shaderFloat16");
-  if (r->shader_int8()) std::printf(", shaderInt8");
-  if (r->storage_buffer_8bit_access()) std::printf(", storageBuffer8BitAccess");
-  if (r->vulkan_memory_model()) std::printf(", vulkanMemoryModel");
-  if (r->cooperative_matrix_nv()) std::printf(", cooperativeMatrix (NV)");
-  if (r->cooperative_matrix_khr()) std::printf(", cooperativeMatrix (KHR)");
-  auto CmName = [](uint32_t t) { return khr::ComponentTypeName(t) ? khr::ComponentTypeName(t) : "?"; };
-  if (r->cooperative_matrix_shapes())
-    for (const auto* cs : *r->cooperative_matrix_shapes())
-      std::printf(", %ux%ux%u %s x %s -> %s", cs->m(), cs->n(), cs->k(), CmName(cs->a()),
-                  CmName(cs->b()), CmName(cs->result()));
-  if (r->extensions())
-    for (const auto* e : *r->extensions()) std::printf(", %s", e->c_str());
-  if (r->subgroup_arithmetic()) std::printf(", subgroup arithmetic");
-  if (r->required_subgroup_size()) std::printf(", subgroup size %u", r->required_subgroup_size());
-  std::printf("\n          shared memory %u B, %u invocations, storage range %s, %u storage buffers/stage, "
-              "offset alignment %u, push constants %u B\n",
-              r->max_compute_shared_memory_size(), r->max_compute_work_group_invocations(),
-              Bytes(r->max_storage_buffer_range()).c_str(), r->max_per_stage_descriptor_storage_buffers(),
-              r->min_storage_buffer_offset_alignment(), r->max_push_constants_size());
-  std::printf("shaders: %u modules, %u pipelines\n", b->modules() ? b->modules()->size() : 0,
-              b->pipelines() ? b->pipelines()->size() : 0);
-  for (const auto* pr : *b->programs()) {
-    uint32_t dispatches = 0, barriers = 0;
-    for (uint32_t i = 0; i < pr->commands_type()->size(); ++i)
-      (fbb::Command(pr->commands_type()->Get(i)) == fbb::Command::Dispatch ? dispatches : barriers)++;
-    std::printf("\nprogram '%s' (tokens %u): %u dispatches, %u barriers, arena %s\n", pr->name()->c_str(), pr->tokens(),
-                dispatches, barriers, Bytes(pr->arena_size()).c_str());
-    auto io = [](const char* what, const flatbuffers::Vector<flatbuffers::Offset<fbb::IoTensor>>* v) {
-      if (!v) return;
-      for (const auto* t : *v) {
-        std::printf("  %s %s [", what, t->name()->c_str());
-        for (uint32_t i = 0; i < t->shape()->size(); ++i) std::printf("%s%lld", i ? "," : "", (long long)t->shape()->Get(i));
-        std::printf("] %s\n", Bytes(t->size()).c_str());
-      }
-    };
-    io("input ", pr->inputs());
-    io("output", pr->outputs());
-    if (pr->layers())
-      for (const auto* l : *pr->layers()) {
-        std::printf("  layer %-16s %-30s weights %s\n", l->name()->c_str(), l->variant()->c_str(),
-                    Bytes(l->weight_bytes()).c_str());
-        std::printf("        why: %s\n", l->reason()->c_str());
-        std::printf("        %s\n", l->detail()->c_str());
-      }
-    // Every dispatch that converts a tensor's representation (float <-> int8, int8 rescaling,
-    // dense <-> packed int8 layout at the graph boundary), and what the fold pass removed.
-    if (pr->layers()) {
-      std::vector<std::string> lines, folded;
-      for (const auto* l : *pr->layers()) {
-        const std::string op = l->op()->str(), variant = l->variant()->str(), reason = l->reason()->str();
-        if (variant == "folded") {
-          folded.push_back(l->name()->str() + " (" + op + "): " + reason);
-        } else if (op == "quantize" || op == "dequantize" || op == "repack" || variant.rfind("requantize", 0) == 0) {
-          const size_t at = reason.find("remains: ");
-          const std::string why = op == "repack" ? "graph I/O is dense int8 bytes; kernels read packed rows"
-                                  : at == std::string::npos ? reason : reason.substr(at + 9);
-          lines.push_back(l->name()->str() + " " + variant + ": " + why);
-        }
-      }
-      std::printf("  conversions remaining: %zu%s\n", lines.size(),
-                  lines.empty() ? " (int8 activations stay packed int8 between ops)" : "");
-      for (const auto& s : lines) std::printf("    %s\n", s.c_str());
-      if (!folded.empty()) std::printf("  folded by the compiler: %zu\n", folded.size());
-      for (const auto& s : folded) std::printf("    %s\n", s.c_str());
-    }
-    if (pr->arena_tensors() && pr->arena_tensors()->size()) {
-      std::printf("  memory plan (arena %s):\n", Bytes(pr->arena_size()).c_str());
-      for (const auto* t : *pr->arena_tensors())
-        std::printf("    %-24s offset %-10llu size %-12s commands %u..%u\n", t->name()->c_str(),
-                    (unsigned long long)t->offset(), Bytes(t->size()).c_str(), t->first_command(), t->last_command());
-    }
-  }
-}
-
-Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
-                          "--max-context", "--quantize", "--requantize"}));
-  if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
-  if (!EndsWith(a.pos[0], ".vkqb")) {  // a model: its summary, then (with --target) the compiled plan
-    VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(a.pos[0], nullptr, &a));
-    PrintGraphSummary(g);
-    if (!a.Has("--target")) return {};
-  }
-  std::vector<uint8_t> bytes;
-  if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
-                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"})
-      if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
-    VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));
-    bytes = *b;
-  } else {
-    VKQC_ASSIGN_OR_RETURN(bytes, CompileFromArgs(a, a.pos[0]));
-  }
-  // The runtime's full verifier (every index, offset, size and checksum), no device needed.
-  if (vkqc_verify_bundle(bytes.data(), bytes.size()) != VKQC_OK)
-    return UserError(a.pos[0] + ": " + vkqc_last_error());
-  const auto* b = fb::bundle::GetBundle(bytes.data() + 4);
-  PrintBundle(b, bytes.size());
-  return {};
-}
 
 size_t ElemBytes(vkqc_dtype d) { return d == VKQC_F32 || d == VKQC_I32 ? 4 : d == VKQC_F16 ? 2 : 1; }
 const char* NpyDescr(vkqc_dtype d) {
@@ -850,6 +638,9 @@ Status CmdTune(const Args& a) {
 }
 
 int Main(int argc, char** argv) {
+  std::vector<char*> av = GlobalFlagsAfterCommand(argc, argv);
+  argc = int(av.size());
+  argv = av.data();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -857,8 +648,12 @@ int Main(int argc, char** argv) {
   const std::string cmd = argv[1];
   auto args = ParseArgs(argc, argv, 2);
   Status st;
+  Result<log::Level> level = args.ok() ? LogLevelFromArgs(*args) : log::Level::Info;
+  SetUpLogging(level.ok() ? *level : log::Level::Info);
   if (!args.ok()) {
     st = args.error();
+  } else if (!level.ok()) {
+    st = level.error();
   } else if (args->Has("--help") || args->Has("-h")) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -876,7 +671,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "vkqc: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;
   }
-  if (!st.ok()) {
+  if (!st.ok()) {  // printed whatever the log level: it is the command's result
+    progress::ClearLine();
     std::fprintf(stderr, "vkqc %s: %s%s\n", cmd.c_str(),
                  st.error().kind == ErrorKind::Internal ? "internal error (a bug in vkqc, please report): " : "",
                  st.error().message.c_str());

@@ -8,13 +8,18 @@
 #include "compiler/graph/import_onnx.h"
 #include "compiler/graph/vkqg_io.h"
 #include "compiler/tokenizer/tokenizer.h"
+#include "tools/vkqc/progress.h"
 
 namespace vkqc {
 namespace {
 
 Result<GgufImportOptions> GgufOptions(const Args* a) {
   GgufImportOptions o;
-  o.log = [](const std::string& line) { std::printf("import: %s\n", line.c_str()); };
+  o.log = [](const std::string& line) {  // the recipe: part of the command's result
+    progress::ClearLine();
+    std::printf("import: %s\n", line.c_str());
+  };
+  o.progress = progress::Callback();
   if (!a) return o;
   if (a->Has("--max-context")) {
     VKQC_ASSIGN_OR_RETURN(o.max_context, ParseInt(a->Get("--max-context"), "--max-context"));
@@ -114,7 +119,10 @@ void PrintGraphSummary(const ir::Graph& g) {
   for (const ir::Tensor& t : g.tensors) {
     if (!t.is_constant()) continue;
     std::string shape;
-    for (int64_t d : t.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    for (int64_t d : t.shape) {
+      if (!shape.empty()) shape += 'x';
+      shape += std::to_string(d);
+    }
     std::string scheme = t.quant ? ir::SchemeName(t.quant->scheme) : "";
     if (t.quant && t.quant->group_size) scheme += " g" + std::to_string(t.quant->group_size);
     std::printf("  %-40s %-14s %-4s %s\n", t.name.c_str(), shape.c_str(), ir::DTypeName(t.dtype), scheme.c_str());

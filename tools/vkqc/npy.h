@@ -17,6 +17,9 @@ struct NpyArray {
 };
 
 Result<NpyArray> ReadNpy(const std::string& path);
+// The same from bytes; `path` names them in errors. The element count is checked against the
+// data without overflowing, so a hostile shape is an error.
+Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& path);
 Status WriteNpy(const std::string& path, const NpyArray& a);
 NpyArray NpyFromFloats(const std::vector<float>& v, const std::vector<int64_t>& shape);
 // Converts to float32 values (int types are widened).

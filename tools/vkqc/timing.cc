@@ -8,6 +8,7 @@
 
 #include "compiler/graph/vkqg_io.h"
 #include "compiler/profile/profile.h"
+#include "tools/vkqc/logging.h"
 
 namespace vkqc {
 
@@ -15,9 +16,9 @@ void Session::Log(void* user, vkqc_log_level level, const char* msg) {
   auto* self = static_cast<Session*>(user);
   if (level == VKQC_LOG_VALIDATION) {
     self->validation.push_back(msg);
-    std::fprintf(stderr, "validation: %s\n", msg);
-  } else if (level >= VKQC_LOG_WARNING) {
-    std::fprintf(stderr, "vkqc: %s\n", msg);
+    log::Error(std::string("validation: ") + msg);
+  } else {
+    LogRuntimeMessage(level, msg);
   }
 }
 

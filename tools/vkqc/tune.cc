@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <map>
 
+#include "compiler/common/log.h"
 #include "compiler/graph/synthetic.h"
 #include "compiler/graph/vkqg_io.h"
 #include "compiler/passes/pipeline.h"
 #include "tools/vkqc/probe.h"
+#include "tools/vkqc/progress.h"
 #include "tools/vkqc/timing.h"
 
 namespace vkqc {
@@ -80,14 +82,22 @@ struct Candidate {
 
 // Times every candidate on every layer; the score is relative to the first candidate (the
 // compiler's default), so each layer weighs the same whatever its size.
-Status Sweep(Tuner& t, std::vector<Candidate>& cands, const std::vector<Layer>& layers, int64_t m, Algo algo) {
+// `what` names the sweep on the progress line.
+Status Sweep(Tuner& t, std::vector<Candidate>& cands, const std::vector<Layer>& layers, int64_t m, Algo algo,
+             const std::string& what) {
+  const std::string stage = "tuning " + what;
+  const uint64_t total = cands.size() * layers.size();
+  uint64_t done = 0;
   for (auto& c : cands) {
     for (size_t i = 0; i < layers.size(); ++i) {
+      progress::Update(stage, done++, total);
       VKQC_ASSIGN_OR_RETURN(double ns, t.Time(c.p, layers[i], m, algo));
       c.ns.push_back(ns);
       c.score += ns / cands[0].ns[i];
+      log::Debug(stage + ": " + c.label + " on " + LayerName(layers[i], m) + ": " + std::to_string(ns / 1e3) + " us");
     }
   }
+  progress::Update(stage, total, total);
   return {};
 }
 
@@ -161,7 +171,7 @@ Status RunTune(const TuneOptions& o) {
         c.label = std::to_string(th) + " threads, " + std::to_string(ch) + " ch, unroll " + std::to_string(un);
         gemv.push_back(std::move(c));
       }
-  VKQC_TRY(Sweep(tuner, gemv, decode, 1, Algo::Gemv));
+  VKQC_TRY(Sweep(tuner, gemv, decode, 1, Algo::Gemv, "GEMV"));
   PrintRanking("GEMV", gemv, decode, 1);
   TargetProfile tuned = Best(gemv).p;
   if (Best(gemv).label == "default") {  // keep explicit values: what the default resolved to is shape-dependent
@@ -199,7 +209,7 @@ Status RunTune(const TuneOptions& o) {
   std::vector<Layer> prefill_tiled;
   for (const Layer& l : prefill)
     if (!coopmat_gemm(l, m_prefill)) prefill_tiled.push_back(l);
-  VKQC_TRY(Sweep(tuner, gemm, prefill_tiled, m_prefill, Algo::Gemm));
+  VKQC_TRY(Sweep(tuner, gemm, prefill_tiled, m_prefill, Algo::Gemm, "GEMM tile"));
   PrintRanking("tiled GEMM", gemm, prefill_tiled, m_prefill);
   tuned.gemm_tile = Best(gemm).p.gemm_tile;
 
@@ -227,7 +237,7 @@ Status RunTune(const TuneOptions& o) {
                   what, what, static_cast<long long>(m_prefill), tuned.*field);
       continue;
     }
-    VKQC_TRY(Sweep(tuner, rows, layers, m_prefill, Algo::Gemm));
+    VKQC_TRY(Sweep(tuner, rows, layers, m_prefill, Algo::Gemm, std::string(what) + " GEMM rows"));
     PrintRanking((std::string(what) + " tiled GEMM rows per thread").c_str(), rows, layers, m_prefill);
     tuned.*field = Best(rows).p.*field;
   }
@@ -241,18 +251,23 @@ Status RunTune(const TuneOptions& o) {
                 "GEMV", "GEMM");
     uint32_t t = 1;
     bool gemv_still_wins = true;
+    const std::string stage = std::string("tuning GEMV vs ") + what;
+    uint64_t done = 0;
     for (int64_t m : ms) {
       double tv = 0, tg = 0;
       for (const Layer& l : layers) {
+        progress::Update(stage, done++, ms.size() * layers.size());
         VKQC_ASSIGN_OR_RETURN(double a, tuner.Time(tuned, l, m, Algo::Gemv));
         VKQC_ASSIGN_OR_RETURN(double b, tuner.Time(tuned, l, m, Algo::Gemm));
         tv += a;
         tg += b;
       }
+      progress::ClearLine();
       std::printf("%6lld %12.2f %12.2f%s\n", (long long)m, tv / 1e3, tg / 1e3, tv <= tg ? "  GEMV" : "  GEMM");
       if (gemv_still_wins && tv <= tg) t = uint32_t(m);
       else gemv_still_wins = false;
     }
+    progress::Update(stage, done, done);
     return t;
   };
   std::vector<Layer> tiled, coop;

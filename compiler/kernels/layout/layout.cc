@@ -27,8 +27,9 @@ linear::DispatchParams Gather(std::vector<std::string> defines, const std::vecto
 }
 
 int64_t Product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
+  const size_t end = std::min(to, v.size());
   int64_t n = 1;
-  for (size_t i = from; i < std::min(to, v.size()); ++i) n *= v[i];
+  for (auto it = v.begin() + int64_t(std::min(from, end)); it != v.begin() + int64_t(end); ++it) n *= *it;
   return n;
 }
 

@@ -10,7 +10,12 @@
  * Threading and lifetimes: a vkqc_context may be used from one thread at a time (callers
  * serialize); models belong to their context and must be destroyed before it. A model's
  * mapped input/output pointers stay valid until the model is destroyed. Pointers passed in
- * (bundle bytes, options) are not retained unless stated.
+ * (bundle bytes, options) are not retained unless stated. Distinct contexts, with their models,
+ * may be created and used from different threads at the same time; the functions that take no
+ * context or model (vkqc_verify_bundle, vkqc_version, vkqc_status_string, ...) from any thread.
+ * A context's log callback runs on the thread of the vkqc call that logs (validation-layer
+ * messages: on the thread the layer reports them from). (tests/threads checks this under
+ * ThreadSanitizer.)
  */
 #ifndef VKQC_H_
 #define VKQC_H_

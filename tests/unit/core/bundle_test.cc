@@ -11,6 +11,7 @@
 #include "compiler/shaderlib/shaderlib.h"
 #include "runtime/src/internal.h"
 #include "schema/bundle_integrity.h"
+#include "tests/common/bundle_reseal.h"
 #include "compiler/graph/synthetic.h"
 
 namespace vkqc {
@@ -66,15 +67,9 @@ rt::Err Parse(const std::vector<uint8_t>& b) {
 }
 
 // Recomputes the integrity checksum after a test changed the flatbuffer on purpose, so the
-// checks behind it see the change.
+// checks behind it see the change (the modules' own hashes stay as they are).
 void Reseal(std::vector<uint8_t>& b) {
-  uint32_t fb = 0;
-  std::memcpy(&fb, b.data(), 4);
-  auto* bundle = fb::bundle::GetMutableBundle(b.data() + 4);
-  const uint8_t* field =
-      reinterpret_cast<const flatbuffers::Table*>(bundle)->GetAddressOf(fb::bundle::Bundle::VT_INTEGRITY);
-  ASSERT_NE(field, nullptr);
-  bundle->mutate_integrity(BundleIntegrity(b.data(), size_t(fb) + 4, field));
+  ASSERT_TRUE(testing_bundles::ResealBundle(b.data(), b.size(), /*module_hashes=*/false));
 }
 
 TEST(BundleVerifier, AcceptsACompiledBundle) {
@@ -89,6 +84,18 @@ TEST(BundleVerifier, RejectsTruncationAtEveryLength) {
     auto e = Parse(t);
     ASSERT_FALSE(e.ok()) << "length " << n;
     EXPECT_EQ(e.status, VKQC_ERROR_INVALID_BUNDLE);
+  }
+}
+
+// Found by the .vkqb fuzz target: a flatbuffer of 4..7 bytes had its identifier read past the
+// end (the ASan build of this test reads exactly-sized buffers).
+TEST(BundleVerifier, RejectsFlatbuffersTooSmallForTheIdentifier) {
+  for (uint32_t fb = 4; fb < 8; ++fb) {
+    std::vector<uint8_t> b(4 + fb, 0);
+    std::memcpy(b.data(), &fb, 4);
+    auto e = Parse(b);
+    ASSERT_FALSE(e.ok()) << fb;
+    EXPECT_NE(e.message.find("too small"), std::string::npos) << e.message;
   }
 }
 

@@ -45,7 +45,7 @@ TEST(Planner, RandomLifetimesNeverOverlap) {
     const int n = 1 + int(rng() % 30);
     for (int i = 0; i < n; ++i) {
       const uint32_t a = rng() % 40, b = a + rng() % 10;
-      reqs.push_back({"t" + std::to_string(i), 1 + rng() % 5000, a, b});
+      reqs.push_back({std::string("t").append(std::to_string(i)), 1 + rng() % 5000, a, b});
     }
     CheckPlan(reqs, PlanArena(reqs, 256), 256);
   }

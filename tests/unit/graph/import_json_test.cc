@@ -184,6 +184,13 @@ TEST_F(ImportJsonTest, RejectsTruncatedJson) {
                         {json_path_ + ":", "invalid JSON", "end of input"}));
 }
 
+// Found by the graph JSON fuzz target: a number out of double's range made the parser throw
+// out_of_range, which escaped and aborted the process.
+TEST_F(ImportJsonTest, RejectsNumbersOutOfRange) {
+  EXPECT_TRUE(FailsWith(ImportText("{\"format\": \"vkqc-graph\", \"version\": 1e999}"),
+                        {json_path_ + ":", "invalid JSON"}));
+}
+
 TEST_F(ImportJsonTest, RejectsNonObjectTopLevel) {
   EXPECT_TRUE(FailsWith(ImportText("[]"), {json_path_, "top level"}));
 }

@@ -864,6 +864,21 @@ TEST_F(OnnxHostileTest, ZeroSizedPerAxisWeightsAreRefused) {
   EXPECT_FALSE(ImportsOrUserError(Model(ZeroAxisGraph(false)), dir_ + "/zero_mm.onnx", "MatMul, 0 output columns"));
 }
 
+// Found by the ONNX fuzz target (tests/fuzz/onnx_fuzz.cc): a node without outputs read outputs[0].
+TEST_F(OnnxHostileTest, NodesWithoutOutputsAreRefused) {
+  for (const char* op : {"Flatten", "Transpose", "Relu", "Sigmoid", "Softmax"}) {
+    Pb g;
+    g.Msg(1, Node(op, {"x"}, {}, {}, "headless"));
+    g.Str(2, "no_outputs");
+    g.Msg(11, ValueInfo("x", kFloat, {{1}, {4}}));
+    g.Msg(12, ValueInfo("x", kFloat, {{1}, {4}}));
+    auto r = Import(Model(g));
+    ASSERT_FALSE(r.ok()) << op;
+    EXPECT_EQ(r.error().kind, ErrorKind::User) << op;
+    EXPECT_NE(r.error().message.find("no output"), std::string::npos) << op << ": " << r.error().message;
+  }
+}
+
 // ---- 4. TensorProto files ----------------------------------------------------------------------------
 
 class OnnxTensorFileTest : public OnnxTest {};

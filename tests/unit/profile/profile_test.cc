@@ -606,6 +606,8 @@ TEST(ProfileLoad, UnknownBuiltinListsTheKnownOnes) {
 TEST(ProfileErrors, NotJson) {
   EXPECT_NE(ParseError("this is not json").find("not valid JSON"), std::string::npos);
   EXPECT_NE(ParseError("").find("not valid JSON"), std::string::npos);
+  // A number out of double's range throws out_of_range, not parse_error (it escaped before).
+  EXPECT_NE(ParseError("{\"profiles\": 1e999}").find("not valid JSON"), std::string::npos);
 }
 
 TEST(ProfileErrors, TruncatedJson) {
