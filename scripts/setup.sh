@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VKQC_PACKAGES="cmake g++ make python3 python3-numpy libflatbuffers-dev flatbuffers-compiler libvulkan-dev
   libvulkan-volk-dev libshaderc-dev glslang-dev spirv-tools glslc libspirv-cross-c-shared-dev
   spirv-cross nlohmann-json3-dev libspdlog-dev libgtest-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  python3-onnx libonnx-testdata"
+  python3-onnx libonnx-testdata openssl"
 
 missing=""
 for p in $VKQC_PACKAGES; do

@@ -180,12 +180,15 @@ std::vector<uint8_t> WriteBundle(const BundlePlan& plan) {
   std::vector<flatbuffers::Offset<fbb::BundleMeta>> meta;
   for (const auto& [k, v] : plan.metadata) meta.push_back(fbb::CreateBundleMeta(b, b.CreateString(k), b.CreateVector(v)));
   const auto meta_v = b.CreateVector(meta);
+  const auto signer_v = b.CreateVector(std::vector<uint8_t>(32, 0));     // unsigned until `vkqc sign`
+  const auto signature_v = b.CreateVector(std::vector<uint8_t>(64, 0));
   // integrity: a non-default placeholder so the field is written, then the checksum over the
   // finished flatbuffer with those 8 bytes read as zero.
   auto root = fbb::CreateBundle(b, kBundleFormatVersion, b.CreateString(plan.compiler_version),
                                 b.CreateString(plan.target_profile), plan.graph_hash, req,
                                 b.CreateVector(mods), b.CreateVector(pipes), b.CreateVector(progs),
-                                plan.weights.size(), ~0ull, states_v, plan.max_context, meta_v);
+                                plan.weights.size(), ~0ull, states_v, plan.max_context, meta_v, signer_v,
+                                signature_v);
   b.FinishSizePrefixed(root, fbb::BundleIdentifier());
 
   std::vector<uint8_t> out(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());

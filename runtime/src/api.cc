@@ -138,6 +138,16 @@ vkqc_status vkqc_verify_bundle(const void* data, size_t size) {
   return Report(ParseBundle(static_cast<const uint8_t*>(data), size, &view));
 }
 
+vkqc_status vkqc_verify_bundle_signature(const void* data, size_t size, const void* trusted_keys, uint32_t key_count) {
+  if (!data || (key_count && !trusted_keys)) return Invalid("null argument");
+  BundleView view;
+  if (Err e = ParseBundle(static_cast<const uint8_t*>(data), size, &view); !e.ok()) return Report(e);
+  std::vector<vkqc::Ed25519Key> keys(key_count);
+  if (key_count) std::memcpy(keys.data(), trusted_keys, size_t(key_count) * 32);
+  const std::string why = vkqc::VerifyBundleSignature(static_cast<const uint8_t*>(data), size, keys.data(), keys.size());
+  return Report(why.empty() ? Ok() : Fail(VKQC_ERROR_INVALID_BUNDLE, "signature check failed: " + why));
+}
+
 vkqc_status vkqc_check_bundle(vkqc_context ctx, const void* data, size_t size) {
   if (!ctx || !data) return Invalid("null argument");
   BundleView view;

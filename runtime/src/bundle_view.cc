@@ -75,6 +75,9 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
       return Bad("integrity checksum mismatch: the bundle's metadata or shader code changed after it was written "
                  "(corrupt file); recompile it");
   }
+  if ((b->signer() && b->signer()->size() != 32) || (b->signature() && b->signature()->size() != 64) ||
+      (!b->signer() != !b->signature()))
+    return Bad("malformed signature slots (signer must be 32 bytes, signature 64)");
   if (!b->requirements()) return Bad("missing requirements");
   const auto* rq = b->requirements();
   if (!rq->max_compute_work_group_size() || rq->max_compute_work_group_size()->size() != 3 ||
@@ -90,6 +93,8 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
     // driver sees the code.
     if (ModuleContentHash(m->spirv()->data(), m->spirv()->size()) != m->content_hash())
       return Bad("shader module " + std::to_string(i) + " is corrupt (checksum mismatch)");
+    if (std::string why = CheckSpecConstantOps(m->spirv()->data(), m->spirv()->size()); !why.empty())
+      return Bad("shader module " + std::to_string(i) + ": " + why);
   }
   const uint32_t npipe = b->pipelines() ? b->pipelines()->size() : 0;
   for (uint32_t i = 0; i < npipe; ++i) {
@@ -127,6 +132,27 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
       }
     }
     if (p->spec_constants() && p->spec_constants()->size() > 64) return Bad(w + ": too many specialization constants");
+    {
+      std::vector<uint32_t> ids, values;
+      if (p->spec_constants())
+        for (const auto* sc : *p->spec_constants()) {
+          ids.push_back(sc->id());
+          values.push_back(sc->value());
+        }
+      const uint32_t expected[3] = {p->local_size()->Get(0), p->local_size()->Get(1), p->local_size()->Get(2)};
+      const auto* spv = b->modules()->Get(p->module_())->spirv();
+      if (std::string why = CheckWorkgroupSize(spv->data(), spv->size(), ids.data(), values.data(), ids.size(), expected);
+          !why.empty())
+        return Bad(w + ": " + why);
+      uint64_t invocations = 1;
+      for (int d = 0; d < 3; ++d) {
+        if (expected[d] == 0 || expected[d] > rq->max_compute_work_group_size()->Get(d))
+          return Bad(w + ": local size " + std::to_string(expected[d]) + " beyond the bundle's own requirement");
+        invocations *= expected[d];
+      }
+      if (invocations > rq->max_compute_work_group_invocations())
+        return Bad(w + ": " + std::to_string(invocations) + " invocations beyond the bundle's own requirement");
+    }
   }
   if (!b->programs() || b->programs()->size() == 0) return Bad("no programs");
   const uint32_t nstate = b->states() ? b->states()->size() : 0;

@@ -45,6 +45,16 @@ void LoadVulkanEntryPoints(VkInstance instance) {
   std::call_once(once, [instance] { volkLoadInstance(instance); });
 }
 
+// NVIDIA's driver (580 on the H100) refuses vkCreateInstance with VK_ERROR_INCOMPATIBLE_DRIVER after
+// about 30 instances were created and destroyed in one process (tests/gpu/mutant_test.cc,
+// Mutants.FortyContextsInOneProcess), whoever destroys them properly. Contexts without allocation
+// callbacks therefore share one instance per validation setting, created by the first such context
+// and kept until the process exits (each context still creates and destroys its own device and
+// debug messenger). With allocation callbacks a context creates and destroys its own instance: the
+// instance's allocations must go through that context's callbacks.
+std::mutex g_instance_mu;
+VkInstance g_shared_instance[2] = {};  // [enable_validation]
+
 bool HasLayer(const char* name) {
   uint32_t n = 0;
   vkEnumerateInstanceLayerProperties(&n, nullptr);
@@ -215,6 +225,12 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
                 "validate_spirv: this runtime was built without SPIRV-Tools (libvkqc.so and the runtime-only build "
                 "leave the validator out to stay small); use the full build's static runtime, or robust_buffer_access");
   ctx->validate_spirv = o.validate_spirv != 0;
+  if (o.trusted_key_count && !o.trusted_keys)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "trusted_key_count is set but trusted_keys is null");
+  if (o.trusted_key_count > 4096)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "trusted_key_count " + std::to_string(o.trusted_key_count) + " > 4096");
+  ctx->trusted_keys.resize(o.trusted_key_count);
+  if (o.trusted_key_count) std::memcpy(ctx->trusted_keys.data(), o.trusted_keys, size_t(o.trusted_key_count) * 32);
   ctx->alloc = static_cast<const VkAllocationCallbacks*>(o.allocation_callbacks);
   if (LoadVulkanLoader() != VK_SUCCESS)
     return Fail(VKQC_ERROR_NO_DEVICE, "the Vulkan loader (libvulkan.so.1, or libvulkan.so as on Android) could not be loaded");
@@ -265,8 +281,22 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
     ici.ppEnabledLayerNames = layers.data();
     ici.enabledExtensionCount = uint32_t(exts.size());
     ici.ppEnabledExtensionNames = exts.data();
-    if (VkResult r = vkCreateInstance(&ici, ctx->alloc, &ctx->instance); r != VK_SUCCESS)
-      return VkFail(r, "vkCreateInstance");
+    if (ctx->alloc) {
+      if (VkResult r = vkCreateInstance(&ici, ctx->alloc, &ctx->instance); r != VK_SUCCESS)
+        return VkFail(r, "vkCreateInstance");
+      ctx->owns_instance = true;
+    } else {
+      std::lock_guard<std::mutex> lock(g_instance_mu);
+      VkInstance& shared = g_shared_instance[o.enable_validation ? 1 : 0];
+      if (!shared) {
+        if (VkResult r = vkCreateInstance(&ici, nullptr, &shared); r != VK_SUCCESS) {
+          shared = VK_NULL_HANDLE;
+          return VkFail(r, "vkCreateInstance");
+        }
+      }
+      ctx->instance = shared;
+      ctx->owns_instance = false;
+    }
     LoadVulkanEntryPoints(ctx->instance);
     if (o.enable_validation) {
       VkDebugUtilsMessengerCreateInfoEXT mci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
@@ -414,7 +444,7 @@ void DestroyContext(vkqc_context_t* ctx) {
   }
   if (ctx->owns_device && ctx->instance) {
     if (ctx->messenger) ctx->destroy_messenger(ctx->instance, ctx->messenger, ctx->alloc);
-    vkDestroyInstance(ctx->instance, ctx->alloc);
+    if (ctx->owns_instance) vkDestroyInstance(ctx->instance, ctx->alloc);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bundle_sign.h"
 #include "schema/bundle_generated.h"
 #include "vkqc/vkqc.h"
 
@@ -72,6 +73,11 @@ struct BundleView {
   uint64_t weights_size = 0;
 };
 Err ParseBundle(const uint8_t* data, size_t size, BundleView* out);
+// spirv_scan.cc ("": ok): constant indices (OpSpecConstantOp, access chains) inside their types;
+// the workgroup size after specialization with the given spec constants equals `expected`.
+std::string CheckSpecConstantOps(const uint32_t* words, size_t count);
+std::string CheckWorkgroupSize(const uint32_t* words, size_t count, const uint32_t* spec_ids, const uint32_t* spec_values,
+                               size_t nspec, const uint32_t expected[3]);
 
 }  // namespace vkqc::rt
 
@@ -79,6 +85,7 @@ struct vkqc_context_t {
   vkqc_log_fn log = nullptr;
   void* log_user_data = nullptr;
   bool owns_device = true;
+  bool owns_instance = false;  // false: the process-wide shared instance (device.cc), or the app's
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger = nullptr;  // this instance's (device.cc)
@@ -95,6 +102,7 @@ struct vkqc_context_t {
   int live_models = 0;
   uint64_t timeout_ns = 60ull * 1000000000ull;  // bound of every wait (vkqc_context_options.timeout_ns)
   bool validate_spirv = false;                   // vkqc_context_options.validate_spirv
+  std::vector<vkqc::Ed25519Key> trusted_keys;    // vkqc_context_options.trusted_keys
   bool fence_pending = false;                    // `fence` belongs to a submission that timed out
 
   void Log(vkqc_log_level level, const std::string& msg) const {

@@ -352,6 +352,10 @@ Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool p
 
 Err vkqc_model_t::Load(const vkqc_model_options& o) {
   if (auto e = ParseBundle(bytes.data(), bytes.size(), &view); !e.ok()) return e;
+  if (!ctx->trusted_keys.empty()) {  // before anything touches the device
+    const std::string why = vkqc::VerifyBundleSignature(bytes.data(), bytes.size(), ctx->trusted_keys.data(), ctx->trusted_keys.size());
+    if (!why.empty()) return Fail(VKQC_ERROR_INVALID_BUNDLE, "signature check failed: " + why);
+  }
   if (ctx->validate_spirv && view.bundle->modules()) {  // before anything touches the device
     for (uint32_t i = 0; i < view.bundle->modules()->size(); ++i) {
       const auto* spv = view.bundle->modules()->Get(i)->spirv();

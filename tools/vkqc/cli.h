@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/common/result.h"
+#include "runtime/src/bundle_sign.h"
 #include "tools/vkqc/logging.h"
 #include "tools/vkqc/validation_waiver.h"
 #include "vkqc/vkqc.h"
@@ -24,6 +25,9 @@ struct Args {
   }
 };
 
+// The public keys of every --trusted-key (sign_cli.cc; none: empty).
+Result<std::vector<Ed25519Key>> TrustedKeys(const Args& a);
+
 // Flags without a value, and options that take one; anything else is unknown. The global flags
 // (-v, -q, --log-level: logging.h) are among them.
 inline bool IsSwitch(const std::string& k) {
@@ -38,7 +42,7 @@ inline bool TakesValue(const std::string& k) {
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",
                                   "--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--eos",
                                   "--prompt", "--max-context", "--quantize", "--requantize", "--input-layout", "--output-layout",
-                                  "--input-shape", "--log-level"};
+                                  "--input-shape", "--log-level", "--sign-key", "--trusted-key"};
   for (const char* v : kValued)
     if (k == v) return true;
   return false;
@@ -124,6 +128,7 @@ struct Runtime {
       log::Info("validation: " + std::to_string(waiver.waived()) +
                 " messages waived (this validation layer predates VK_KHR_cooperative_matrix)");
   }
+  std::vector<Ed25519Key> trusted_keys;  // --trusted-key
   validation::Waiver waiver;  // the Debian layer's known VK_KHR_cooperative_matrix messages
   static void Log(void* user, vkqc_log_level level, const char* msg) {
     auto* self = static_cast<Runtime*>(user);
@@ -141,6 +146,9 @@ struct Runtime {
     co.enable_validation = a.Has("--validation");
     co.robust_buffer_access = a.Has("--robust-access");
     co.validate_spirv = a.Has("--validate-spirv");
+    VKQC_ASSIGN_OR_RETURN(trusted_keys, TrustedKeys(a));
+    co.trusted_keys = trusted_keys.data();
+    co.trusted_key_count = uint32_t(trusted_keys.size());
     co.log = &Runtime::Log;
     co.log_user_data = this;
     VKQC_ASSIGN_OR_RETURN(co.device_index, DeviceIndex(a));

@@ -15,6 +15,7 @@
 #include "schema/bundle_generated.h"
 #include "tools/vkqc/model_cli.h"
 #include "tools/vkqc/progress.h"
+#include "tools/vkqc/sign_cli.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -208,19 +209,24 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 Status CmdCompile(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
                           "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
-                          "--max-context", "--quantize", "--requantize"}));
+                          "--max-context", "--quantize", "--requantize", "--sign-key"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
     return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
+  if (a.Has("--sign-key")) {  // the key is read (and refused) before minutes of compiling
+    VKQC_TRY(CheckSignKey(a));
+  }
   VKQC_ASSIGN_OR_RETURN(auto bytes, CompileFromArgs(a, a.pos[0]));
+  VKQC_TRY(SignWithKeyFile(a, &bytes));
   VKQC_TRY(WriteFileBytes(a.Get("-o"), bytes.data(), bytes.size()));
-  std::printf("wrote %s (%zu bytes) for target %s\n", a.Get("-o").c_str(), bytes.size(), a.Get("--target").c_str());
+  std::printf("wrote %s (%zu bytes) for target %s%s\n", a.Get("-o").c_str(), bytes.size(), a.Get("--target").c_str(),
+              a.Has("--sign-key") ? ", signed" : "");
   return {};
 }
 
 Status CmdInspect(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
-                          "--max-context", "--quantize", "--requantize"}));
+                          "--max-context", "--quantize", "--requantize", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
   if (!EndsWith(a.pos[0], ".vkqb")) {  // a model: its summary, then (with --target) the compiled plan
     VKQC_ASSIGN_OR_RETURN(ir::Graph g, LoadGraph(a.pos[0], nullptr, &a));
@@ -242,6 +248,7 @@ Status CmdInspect(const Args& a) {
     return UserError(a.pos[0] + ": " + vkqc_last_error());
   const auto* b = fb::bundle::GetBundle(bytes.data() + 4);
   PrintBundle(b, bytes.size());
+  VKQC_TRY(PrintSignature(a, bytes));
   return {};
 }
 

@@ -197,7 +197,7 @@ Result<tok::Tokenizer> BundleTokenizer(vkqc_model m) {
 
 Status CmdGenerate(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--prompt", "--chat", "--ignore-eos", "--max-new-tokens", "--position",
-                          "--temperature", "--top-k", "--top-p", "--seed", "--eos", "--device", "--validation"}));
+                          "--temperature", "--top-k", "--top-p", "--seed", "--eos", "--device", "--validation", "--trusted-key"}));
   if (a.pos.size() != 1 || a.Has("--prompt-ids") == a.Has("--prompt"))
     return UserError("usage: vkqc generate OUT.vkqb (--prompt TEXT [--chat] | --prompt-ids ID[,ID...]) "
                      "[--max-new-tokens N]");

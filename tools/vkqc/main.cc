@@ -20,6 +20,7 @@
 #include "reference/reference.h"
 #include "tools/vkqc/cli.h"
 #include "tools/vkqc/compile_cli.h"
+#include "tools/vkqc/sign_cli.h"
 #include "tools/vkqc/generate.h"
 #include "tools/vkqc/model_cli.h"
 #include "tools/vkqc/npy.h"
@@ -43,13 +44,15 @@ commands:
   compile MODEL.vkqg|GRAPH.json|MODEL.gguf --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant|cm]
           [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW]] [--gemm-shape RMxBK4]
-          [--gemv-max-m N] [--force-conv im2col|direct] [--keep-intermediates]
+          [--gemv-max-m N] [--force-conv im2col|direct] [--keep-intermediates] [--sign-key KEY]
           cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for
           float ones); --no-coopmat: never chosen on its own; --allow-fp16: float layers may use
           it with fp16 operands; --coopmat-nv: VK_NV_cooperative_matrix even where the target
           has VK_KHR_cooperative_matrix; --coopmat-tile: subgroups and matrix tiles per workgroup;
           --gemm-shape: the tiled GEMM's rows per thread (4, 8) and K words per step (8, 16, ...)
-  inspect OUT.vkqb                           per layer: variant and why, tiles, bytes; memory plan
+          --sign-key: sign the bundle (Ed25519 private key: `vkqc keygen`, or OpenSSL's PEM)
+  inspect OUT.vkqb [--trusted-key PUB]...    per layer: variant and why, tiles, bytes; memory plan;
+                                             the signer (verified with --trusted-key)
   inspect MODEL.vkqg|GRAPH.json|MODEL.gguf [--target T [--tokens N,...] [--force-...]]
                                              the model (description, tokenizer, tensor formats); with
                                              --target also the plan, compiled in memory
@@ -59,7 +62,9 @@ commands:
           --per-op (bundle compiled with --keep-intermediates): checks every op on the GPU's
           own inputs: int8 outputs within 1, float outputs within the tolerance;
           --robust-access: the device's robustBufferAccess (for bundles from untrusted sources);
-          --validate-spirv: SPIRV-Tools validates every shader module before the driver sees it
+          --validate-spirv: SPIRV-Tools validates every shader module before the driver sees it;
+          --trusted-key PUB (repeatable; also for bench and generate): load only bundles signed by
+          one of these Ed25519 public keys and unchanged since
   generate OUT.vkqb (--prompt TEXT [--chat] [--ignore-eos] | --prompt-ids ID[,ID...]) [--max-new-tokens 32] [--temperature 0] [--top-k K]
           [--top-p P] [--seed S] [--eos ID] [--device I] [--validation]
                                              token generation with a decoder bundle (KV cache):
@@ -72,6 +77,10 @@ commands:
           --roofline (a built-in name, PROFILE.json or PROFILE.vkqc.json with a measured roofline):
           per layer and total, % of the read-bandwidth and compute rooflines and the larger
           ("roofline"); --peak-gbps / --peak-tops override its numbers
+  keygen  -o NAME                            a new Ed25519 key pair: NAME.key (private, PEM, mode
+                                             0600) and NAME.pub (public, PEM); never overwrites
+  sign    BUNDLE.vkqb --sign-key KEY [-o OUT.vkqb]
+                                             sign a compiled bundle (in place by default)
   profiles                                   list built-in target profiles
   probe   -o PROFILE.json [--device I]       write the local device as a target profile
   roofline [-o PROFILE.vkqc.json] [--device I] [--min-ms 100] [--bytes N] [--validation]
@@ -268,7 +277,7 @@ Status CheckPerOp(Runtime& rt, uint32_t prog, const ir::Graph& g, const std::map
 
 Status CmdRun(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
-                          "--validation", "--per-op", "--robust-access", "--validate-spirv"}));
+                          "--validation", "--per-op", "--robust-access", "--validate-spirv", "--trusted-key"}));
   if (a.Has("--per-op") && !a.Has("--reference")) return UserError("--per-op needs --reference GRAPH");
   if (a.pos.size() != 1) return UserError("usage: vkqc run OUT.vkqb [--input NAME=FILE.npy]...");
   // Check everything the user gave before touching the GPU.
@@ -488,7 +497,7 @@ Status CmdRun(const Args& a) {
 
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
-                          "--validation", "--robust-access", "--validate-spirv", "--position"}));
+                          "--validation", "--robust-access", "--validate-spirv", "--position", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
   int64_t position = 0;
   if (a.Has("--position")) {
@@ -667,6 +676,8 @@ int Main(int argc, char** argv) {
   else if (cmd == "probe") st = CmdProbe(*args);
   else if (cmd == "roofline") st = CmdRoofline(*args);
   else if (cmd == "tune") st = CmdTune(*args);
+  else if (cmd == "keygen") st = CmdKeygen(*args);
+  else if (cmd == "sign") st = CmdSign(*args);
   else {
     std::fprintf(stderr, "vkqc: unknown command '%s'\n%s", cmd.c_str(), kUsage);
     return 2;

@@ -32,7 +32,7 @@ extern "C" {
  * option fields (struct_size) keep it. Bundles carry a format version; vkqc_bundle_format_version
  * is the newest this runtime reads (older ones are read too). */
 #define VKQC_VERSION_MAJOR 0
-#define VKQC_VERSION_MINOR 2
+#define VKQC_VERSION_MINOR 3
 #define VKQC_VERSION_PATCH 0
 #define VKQC_ABI_VERSION 1
 const char* vkqc_version(void);                 /* "0.2.0" */
@@ -107,10 +107,26 @@ typedef struct vkqc_context_options {
                                            the runtime-only build) context creation fails with
                                            VKQC_ERROR_INVALID_ARGUMENT saying so.
                                            (Appended after timeout_ns.) */
+  const void* trusted_keys;             /* signed bundles: Ed25519 public keys, 32 bytes each,
+                                           trusted_key_count of them back to back (copied at context
+                                           creation). When set, every vkqc_model_load(_file) first
+                                           verifies the bundle's signature (`vkqc compile --sign-key`,
+                                           `vkqc sign`) over the whole file and refuses, with
+                                           VKQC_ERROR_INVALID_BUNDLE and before any of it reaches the
+                                           driver, a bundle that is unsigned, signed by a key not in
+                                           the list, or changed after it was signed. What closes
+                                           crafted bundles that are valid SPIR-V a driver still
+                                           crashes on. (Appended after validate_spirv.) */
+  uint32_t trusted_key_count;
 } vkqc_context_options;
 
 void vkqc_context_options_init(vkqc_context_options* options);
 
+/* Each context has its own VkDevice and queue. Contexts created without allocation callbacks and
+ * without an external device share one VkInstance per process and validation setting, created by
+ * the first of them and kept until the process exits (NVIDIA's driver refuses new instances after
+ * about 30 were created and destroyed in one process); with validation, every such context's log
+ * callback receives the messages of the shared instance. */
 vkqc_status vkqc_context_create(const vkqc_context_options* options, vkqc_context* out_context);
 void vkqc_context_destroy(vkqc_context context);
 
@@ -140,6 +156,12 @@ void vkqc_model_destroy(vkqc_model model);
 /* Verifies a bundle's structure (every index, offset, size, alignment and shader checksum)
  * without a device. */
 vkqc_status vkqc_verify_bundle(const void* data, size_t size);
+
+/* vkqc_verify_bundle, then the bundle's Ed25519 signature against trusted_keys (32 bytes each,
+ * key_count of them): VKQC_OK only for an intact bundle signed by one of them; else
+ * VKQC_ERROR_INVALID_BUNDLE and vkqc_last_error() says why (unsigned, other signer, changed). */
+vkqc_status vkqc_verify_bundle_signature(const void* data, size_t size, const void* trusted_keys,
+                                         uint32_t key_count);
 
 /* Checks a bundle against the context's device without loading it. On
  * VKQC_ERROR_UNSUPPORTED_DEVICE, vkqc_last_error() lists everything that is missing. */

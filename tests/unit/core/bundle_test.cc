@@ -139,6 +139,37 @@ TEST(BundleVerifier, RejectsEveryFlippedByteOfTheFlatbuffer) {
   }
 }
 
+// The H100 sweep's crashing mutant: `OpSpecConstantOp CompositeExtract %gl_WorkGroupSize 0` with
+// the index changed to 47872 passes spirv-val and crashed NVIDIA's compiler; the verifier refuses
+// it (module hash and integrity resealed, as a tamperer would). Index 2 (in range) still loads.
+TEST(BundleVerifier, RefusesSpecConstantOpIndexOutOfRange) {
+  auto b = SmallBundle();
+  auto* bundle = fb::bundle::GetMutableBundle(b.data() + 4);
+  uint32_t* index = nullptr;
+  for (uint32_t mi = 0; mi < bundle->modules()->size() && !index; ++mi) {
+    auto* spv = bundle->mutable_modules()->GetMutableObject(mi)->mutable_spirv();
+    uint32_t* w = spv->data();
+    for (size_t at = 5; at < spv->size() && !index;) {
+      const uint32_t count = w[at] >> 16;
+      if ((w[at] & 0xffff) == 52 && count == 6 && w[at + 3] == 81) index = &w[at + 5];  // one index
+      at += count ? count : 1;
+    }
+  }
+  ASSERT_NE(index, nullptr) << "no OpSpecConstantOp CompositeExtract in the bundle's shaders";
+  const uint32_t original = *index;
+  *index = 47872;
+  ASSERT_TRUE(testing_bundles::ResealBundle(b.data(), b.size(), /*module_hashes=*/true));
+  auto e = Parse(b);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message.find("index 47872 is out of range (3 elements)"), std::string::npos) << e.message;
+  *index = 3;
+  ASSERT_TRUE(testing_bundles::ResealBundle(b.data(), b.size(), true));
+  EXPECT_FALSE(Parse(b).ok());
+  *index = original == 2 ? 1 : 2;
+  ASSERT_TRUE(testing_bundles::ResealBundle(b.data(), b.size(), true));
+  EXPECT_TRUE(Parse(b).ok()) << Parse(b).message;
+}
+
 // Format version 1 (written before the checksum) is read without one; version 2 needs it.
 TEST(BundleVerifier, IntegrityByFormatVersion) {
   auto b = SmallBundle();
@@ -173,7 +204,8 @@ TEST(BundleVerifier, RandomCorruptionNeverCrashes) {
 TEST(BundleVerifier, RejectsSliceOutsideTheWeightSegment) {
   BundlePlan plan;
   plan.compiler_version = "test";
-  const std::vector<uint32_t> spirv = {0x07230203u, 0x00010300u, 0, 1, 0};
+  // A header and the one instruction the verifier needs: OpExecutionMode %1 LocalSize 1 1 1.
+  const std::vector<uint32_t> spirv = {0x07230203u, 0x00010300u, 0, 2, 0, (6u << 16) | 16u, 1, 17, 1, 1, 1};
   plan.modules.push_back({"m", spirv, Fnv1a64(spirv.data(), spirv.size() * 4)});
   PlanPipeline pp;
   pp.bindings = {0};
