@@ -22,6 +22,8 @@ if [ -n "${QUICK:-}" ]; then  # kernel experiments: decoder tests, the 1b exampl
   VKQC_TEST_PROFILE=$P timeout 120 .dev/vkqc_gpu_tests --gtest_filter='Decoder.*:RowFusion.*' 2>&1 | grep -E '^\[  (PASSED|FAILED)|Failure'
   python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
   $V compile /tmp/1b/graph.json --target nvidia-hopper --tokens 1,16,128,512 -o /tmp/1b.vkqb | tail -1
+  $V inspect /tmp/1b.vkqb | grep -A1 "layers.3.attention attention" | head -8
+  timeout 150 $V run /tmp/1b.vkqb --tokens 16 --reference /tmp/1b/graph.json | tail -2
   timeout 60 $V bench /tmp/1b.vkqb --tokens 512 --min-ms 3000 > /dev/null 2>&1
   for spec in "1 128" "1 2040" "512 0"; do
     set -- $spec

@@ -32,6 +32,10 @@ struct CompileOptions {
   std::vector<int64_t> tokens;
   linear::SelectOptions select;
   conv::ConvSelectOptions conv;
+  // Attention over the KV cache: Auto (tiled for prefill where it fits, else per row and head),
+  // or one of them forced (`--force-attention rows|tiled`: tiled for every program of more than one
+  // row, an error where it cannot run them; one-row programs always take the per-row kernel).
+  enum class AttentionKernel { Auto, Rows, Tiled } attention = AttentionKernel::Auto;
   // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
   bool keep_intermediates = false;

@@ -222,7 +222,11 @@ Result<CompiledShader> CompileShader(const std::string& source_file,
   const bool optimize = source_file.find("coopmat") == std::string::npos;
   opts.SetOptimizationLevel(optimize ? shaderc_optimization_level_performance : shaderc_optimization_level_zero);
   opts.SetIncluder(std::make_unique<EmbeddedIncluder>());
-  for (const auto& d : defines) opts.AddMacroDefinition(d);
+  for (const auto& d : defines) {  // NAME or NAME=VALUE
+    const size_t eq = d.find('=');
+    if (eq == std::string::npos) opts.AddMacroDefinition(d);
+    else opts.AddMacroDefinition(d.substr(0, eq), d.substr(eq + 1));
+  }
   auto res = compiler.CompileGlslToSpv(src->data, src->size, shaderc_compute_shader,
                                        source_file.c_str(), "main", opts);
   if (res.GetCompilationStatus() != shaderc_compilation_status_success)

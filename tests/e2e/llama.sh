@@ -105,6 +105,13 @@ expect_error "prompt id outside the vocabulary" "outside the vocabulary [0, 512)
 expect_error "context overflow" "need a context of 300" "holds 256" -- generate "$B" --prompt-ids "$PROMPT" --max-new-tokens 296
 expect_error "bad temperature" "--temperature must be >= 0" -- generate "$B" --prompt-ids 1 --temperature -1
 expect_error "empty prompt id" "--prompt-ids" -- generate "$B" --prompt-ids 1,,2
+# The tiled prefill attention takes head_dim 64 and 128 (tests/gpu/decoder_test.cc runs it); the tiny
+# model's 32 is refused when forced, and the per-row kernels can be forced.
+expect_error "--force-attention tiled on head_dim 32" "--force-attention tiled" "head_dim 32 (the tiled kernel takes 64 and 128)" -- \
+  compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention tiled -o "$WORK/forced.vkqb"
+expect_error "bad --force-attention" "--force-attention must be rows or tiled, not 'flash'" -- \
+  compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention flash -o "$WORK/forced.vkqb"
+expect_writes "compile with --force-attention rows" "$WORK/rows.vkqb" compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention rows -o "$WORK/rows.vkqb"
 expect_writes "compile a stateless MLP" "$WORK/stateless.vkqb" compile "$SRC/examples/mlp/graph.json" --target lavapipe --tokens 1 -o "$WORK/stateless.vkqb"
 expect_error "generate on a stateless bundle" "no KV cache" -- generate "$WORK/stateless.vkqb" --prompt-ids 1
 finish

@@ -42,10 +42,15 @@ std::vector<uint8_t> Bytes(const void* p, size_t n) {
   return std::vector<uint8_t>(b, b + n);
 }
 
-Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> tokens = {}) {
-  VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(gpu_test::TestProfile()));
+using AttentionKernel = CompileOptions::AttentionKernel;
+
+Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> tokens = {},
+                                     const std::string& profile = gpu_test::TestProfile(),
+                                     AttentionKernel attention = AttentionKernel::Auto) {
+  VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(profile));
   CompileOptions o;
   o.tokens = std::move(tokens);
+  o.attention = attention;
   return CompileGraph(g, p, o, 0);
 }
 
@@ -254,6 +259,12 @@ struct AttnCase {
   bool f16;
   int64_t prefill;  // tokens of the first run (a second run decodes one token after it)
   int32_t start;    // position of the first run
+  // The prefill run's kernel: `want` is the variant's prefix ("attention_tiled", "attention_rows",
+  // "attention_split"; empty: not checked), compiled for `profile` (empty: the test profile) with
+  // the attention kernel forced or not.
+  std::string want = {};
+  std::string profile = {};
+  AttentionKernel force = AttentionKernel::Auto;
 };
 
 // q/k/v inputs [T, H*D] -> attention over state caches; programs `prefill` and 1 share the cache.
@@ -277,7 +288,7 @@ ir::Graph AttentionGraph(const AttnCase& c) {
 
 void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
   const ir::Graph g = AttentionGraph(c);
-  auto bundle = Compile(g, {1, c.prefill});
+  auto bundle = Compile(g, {1, c.prefill}, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   gpu_test::Loaded l;
   ASSERT_TRUE(Load(*bundle, &l));
@@ -297,6 +308,9 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
     vkqc_layer_info li;
     vkqc_model_layer_info(l.model, prog, 0, &li);
     ++(*variants)[li.variant];
+    if (tokens == c.prefill && !c.want.empty()) {
+      EXPECT_EQ(std::string(li.variant).rfind(c.want, 0), 0u) << what << ": " << li.variant;
+    }
     const uint32_t seed = uint32_t(tokens * 131 + at);
     const auto qv = RandomFloats(size_t(tokens * c.hq * c.d), seed, 0.5f);
     const auto kv = RandomFloats(size_t(tokens * c.hkv * c.d), seed + 1, 0.5f);
@@ -347,18 +361,56 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
 TEST(Decoder, AttentionMatchesReference) {
   std::map<std::string, int> variants;
   const AttnCase cases[] = {
-      {8, 8, 64, 61, true, 17, 0},      // GQA ratio 1, rows kernel (one split covers the cache)
+      {8, 8, 64, 61, true, 17, 0, "attention_rows", "", AttentionKernel::Rows},  // GQA ratio 1, rows kernel
       {8, 2, 64, 300, true, 3, 0},      // ratio 4, split kernel
-      {16, 2, 128, 300, true, 17, 0},   // ratio 8, head_dim 128
-      {16, 2, 128, 300, false, 17, 0},  // f32 cache
-      {8, 1, 32, 200, true, 3, 196},    // positions up to the cache's last row
+      {16, 2, 128, 300, true, 17, 0, "attention_split", "", AttentionKernel::Rows},  // ratio 8, head_dim 128
+      {16, 2, 128, 300, false, 17, 0, "attention_split", "", AttentionKernel::Rows},  // f32 cache
+      {16, 4, 128, 130, false, 64, 66, "attention_rows", "", AttentionKernel::Rows},  // to the cache's end
+      {8, 1, 32, 200, true, 3, 196, "attention_split"},  // head_dim 32: not tiled; to the cache's last row
       {4, 4, 128, 130, false, 1, 128},  // decode at the end of the cache, f32
-      {32, 8, 64, 2048, true, 17, 1000},
+      {32, 8, 64, 2048, true, 17, 1000, "attention_tiled"},
+      // The tiled prefill kernel: ragged last tiles, positions past 0, the cache's end, GQA 1/4/8.
+      {8, 8, 64, 61, true, 33, 0, "attention_tiled"},        // ratio 1: 32 rows per tile, a second tile of 1 row
+      {32, 8, 64, 300, true, 45, 7, "attention_tiled"},      // ratio 4: 8 rows per tile
+      {16, 2, 128, 300, false, 40, 100, "attention_tiled"},  // ratio 8, head_dim 128, f32 cache
+      {8, 1, 64, 200, true, 37, 163, "attention_tiled"},     // ratio 8: ends at the cache's last row
+      {4, 4, 128, 130, false, 64, 66, "attention_tiled"},    // head_dim 128 with 32 rows per tile, to the cache's end
+      {16, 2, 128, 300, true, 2, 0, "attention_tiled", "", AttentionKernel::Tiled},  // forced: 2 rows, one ragged tile
+      {12, 4, 64, 100, true, 23, 3, "attention_tiled"},   // ratio 3: 10 rows per tile, 2 virtual rows idle
+      {28, 4, 128, 90, false, 9, 80, "attention_tiled"},  // ratio 7 (Qwen2.5-7B): 4 rows per tile
+      // 16 KiB of shared memory (android-baseline-2022): tiles of 16 virtual rows for head_dim 64;
+      // head_dim 128 does not fit and takes a per-row kernel.
+      {8, 2, 64, 300, true, 21, 5, "attention_tiled", "android-baseline-2022"},
+      {32, 32, 64, 80, false, 19, 0, "attention_tiled", "android-baseline-2022"},
+      {16, 2, 128, 300, true, 21, 5, "attention_split", "android-baseline-2022"},
   };
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
+  EXPECT_GT(variants["attention_tiled_kvf16"], 0);
+  EXPECT_GT(variants["attention_tiled_kvf32"], 0);
   EXPECT_GT(variants["attention_rows_kvf16"], 0);
   EXPECT_GT(variants["attention_split_kvf16"], 0);
   EXPECT_GT(variants["attention_split_kvf32"], 0);
+}
+
+// --force-attention tiled where the tiled kernel cannot run is a compile error that says why;
+// one-row programs of the same bundle still take the per-row kernels.
+TEST(Decoder, ForcedTiledAttentionRefusals) {
+  struct Refusal {
+    AttnCase c;
+    std::string profile, why;
+  } refusals[] = {
+      {{8, 2, 32, 64, true, 4, 0}, gpu_test::TestProfile(), "head_dim 32 (the tiled kernel takes 64 and 128)"},
+      {{16, 2, 128, 64, true, 4, 0}, "android-baseline-2022", "bytes of shared memory, the target has 16384"},
+      {{64, 1, 64, 64, true, 4, 0}, gpu_test::TestProfile(), "64 query heads per KV head (the tiled kernel takes up to 32)"},
+  };
+  for (const Refusal& r : refusals) {
+    auto b = Compile(AttentionGraph(r.c), {1, r.c.prefill}, r.profile, AttentionKernel::Tiled);
+    ASSERT_FALSE(b.ok()) << r.why;
+    EXPECT_NE(b.error().message.find("--force-attention tiled"), std::string::npos) << b.error().message;
+    EXPECT_NE(b.error().message.find(r.why), std::string::npos) << b.error().message;
+  }
+  auto one = Compile(AttentionGraph({8, 2, 32, 64, true, 1, 0}), {1}, gpu_test::TestProfile(), AttentionKernel::Tiled);
+  EXPECT_TRUE(one.ok()) << one.error().message;
 }
 
 TEST(Decoder, StateApiAndContextOverflow) {

@@ -88,6 +88,12 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     else if (k == "direct") o.conv.force = conv::ConvAlgo::Direct;
     else return UserError("--force-conv must be im2col or direct, not '" + k + "'");
   }
+  if (a.Has("--force-attention")) {
+    const std::string k = a.Get("--force-attention");
+    if (k == "rows") o.attention = CompileOptions::AttentionKernel::Rows;
+    else if (k == "tiled") o.attention = CompileOptions::AttentionKernel::Tiled;
+    else return UserError("--force-attention must be rows or tiled, not '" + k + "'");
+  }
   o.keep_intermediates = a.Has("--keep-intermediates");
   if (a.Has("--gemv-max-m")) {
     VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--gemv-max-m"), "--gemv-max-m"));
@@ -207,7 +213,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }  // namespace
 
 Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv", "--force-attention",
                           "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--sign-key"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
@@ -224,7 +230,7 @@ Status CmdCompile(const Args& a) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv", "--force-attention",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
@@ -235,7 +241,7 @@ Status CmdInspect(const Args& a) {
   }
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv",
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv", "--force-attention",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));

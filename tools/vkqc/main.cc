@@ -44,7 +44,8 @@ commands:
   compile MODEL.vkqg|GRAPH.json|MODEL.gguf --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant|cm]
           [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW]] [--gemm-shape RMxBK4]
-          [--gemv-max-m N] [--force-conv im2col|direct] [--keep-intermediates] [--sign-key KEY]
+          [--gemv-max-m N] [--force-conv im2col|direct] [--force-attention rows|tiled]
+          [--keep-intermediates] [--sign-key KEY]
           cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for
           float ones); --no-coopmat: never chosen on its own; --allow-fp16: float layers may use
           it with fp16 operands; --coopmat-nv: VK_NV_cooperative_matrix even where the target

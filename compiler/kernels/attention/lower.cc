@@ -26,6 +26,39 @@ AttentionChoice SelectAttention(int64_t rows, int64_t heads, int64_t cache_len) 
   return c;
 }
 
+uint32_t AttentionTiledShared(uint32_t br, uint32_t head_dim) {
+  return (br + 32) * (head_dim / 4 + 1) * 16 + br * 33 * 4 + br * 12;
+}
+
+TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                                 uint32_t max_shared_bytes, bool forced) {
+  TiledChoice c;
+  const int64_t g = heads / std::max<int64_t>(kv_heads, 1);
+  if (head_dim != 64 && head_dim != 128) {
+    c.why = "head_dim " + std::to_string(head_dim) + " (the tiled kernel takes 64 and 128)";
+    return c;
+  }
+  if (g > 32) {
+    c.why = std::to_string(g) + " query heads per KV head (the tiled kernel takes up to 32)";
+    return c;
+  }
+  // The larger tile where it fits (K and V read once per 32 virtual rows instead of 16); a ratio
+  // that does not divide the tile leaves BR mod G virtual rows idle.
+  for (uint32_t br : {32u, 16u}) {
+    if (uint32_t(g) > br || AttentionTiledShared(br, uint32_t(head_dim)) > max_shared_bytes) continue;
+    if (!forced && rows < int64_t(br) / g) {
+      c.why = std::to_string(rows) + " query rows fill less than one tile of " + std::to_string(br / g) + " rows";
+      continue;
+    }
+    c.br = br;
+    return c;
+  }
+  if (!c.why.empty()) return c;
+  c.why = "its smallest tile needs " + std::to_string(AttentionTiledShared(g > 16 ? 32 : 16, uint32_t(head_dim))) +
+          " bytes of shared memory, the target has " + std::to_string(max_shared_bytes);
+  return c;
+}
+
 namespace {
 
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
@@ -62,7 +95,42 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     ctx.Dispatch(app, {ctx.Read(op.inputs[1]), ctx.Read(op.inputs[2]), pos, ctx.Write(op.inputs[3]),
                        ctx.Write(op.inputs[4])});
   }
-  // 2. attention over the cache (3. combined when split)
+  // 2. attention over the cache: tiled for prefill where it fits; else per (row, head), split
+  // along the cache when that leaves the GPU idle (3. combined)
+  using AK = CompileOptions::AttentionKernel;
+  const AK force = ctx.options().attention;
+  TiledChoice tc = rows > 1 ? SelectTiledAttention(rows, a.num_heads, a.num_kv_heads, a.head_dim,
+                                                   ctx.profile().max_compute_shared_memory_size, force == AK::Tiled)
+                            : TiledChoice{0, "one query row"};
+  if (force == AK::Tiled && rows > 1 && !tc.br)
+    return UserError(ctx.OpLabel(i) + ": --force-attention tiled: the tiled kernel cannot run it (" + tc.why + ")");
+  if (force == AK::Rows && tc.br) tc = TiledChoice{0, "--force-attention rows"};
+  if (tc.br) {
+    const uint32_t g = uint32_t(a.num_heads / a.num_kv_heads), tb = tc.br / g;  // g <= br
+    linear::DispatchParams at;
+    std::vector<std::string> defs = kv_def;
+    defs.push_back("VKQC_D=" + std::to_string(a.head_dim));
+    defs.push_back("VKQC_BR=" + std::to_string(tc.br));
+    at.shader = {"attention_tiled.comp", defs};
+    at.local_size[0] = 4 * tc.br;
+    at.local_size[1] = at.local_size[2] = 1;
+    at.group_count[0] = uint32_t((rows + tb - 1) / tb);
+    at.group_count[1] = uint32_t(a.num_kv_heads);
+    at.group_count[2] = 1;
+    at.spec = {{1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.num_kv_heads)}, {5, uint32_t(s)},
+               {8, kernels::FloatBits(a.Scale())}};
+    at.shared_memory_bytes = AttentionTiledShared(tc.br, uint32_t(a.head_dim));
+    ctx.Dispatch(at, {ctx.Read(op.inputs[0]), ctx.Read(op.inputs[3]), ctx.Read(op.inputs[4]), pos,
+                      ctx.Write(op.outputs[0])});
+    pl.variant = std::string("attention_tiled_kv") + (f16 ? "f16" : "f32");
+    pl.reason = "prefill: " + std::to_string(tc.br) + " virtual rows (" + std::to_string(tb) + " query rows x " +
+                std::to_string(g) + " heads sharing a KV head) per workgroup read each 32-key block of K and V "
+                "once into shared memory" + fused_note;
+    pl.detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
+                std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) + ", cache of " +
+                std::to_string(s) + " positions, " + std::to_string(at.shared_memory_bytes) + " B shared";
+    return {};
+  }
   const AttentionChoice c = SelectAttention(rows, a.num_heads, s);
   const kernels::Bind y = ctx.Write(op.outputs[0]);
   kernels::Bind out = y;
@@ -93,7 +161,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     ctx.Dispatch(cb, {out.AsRead(), pos, y});
   }
   pl.variant = std::string(c.splits > 1 ? "attention_split" : "attention_rows") + "_kv" + (f16 ? "f16" : "f32");
-  pl.reason = c.reason + fused_note;
+  pl.reason = c.reason + (rows > 1 ? " (not tiled: " + tc.why + ")" : std::string()) + fused_note;
   pl.detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
               std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) + ", cache of " +
               std::to_string(s) + " positions";

@@ -22,4 +22,16 @@ struct AttentionChoice {
 constexpr uint64_t kTargetWorkgroups = 1024;
 AttentionChoice SelectAttention(int64_t rows, int64_t heads, int64_t cache_len);
 
+// The tiled prefill kernel (shaders/attention_tiled.comp): BR virtual rows (query rows x the G
+// query heads of one KV head) per workgroup, 32-key blocks of K and V in shared memory. Taken for
+// head_dim 64 or 128, up to 32 query heads per KV head, where a tile fits the target's shared
+// memory and the rows fill one tile (`forced`: also when they do not).
+struct TiledChoice {
+  uint32_t br = 0;  // 0: not taken (`why` says why)
+  std::string why;
+};
+uint32_t AttentionTiledShared(uint32_t br, uint32_t head_dim);
+TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                                 uint32_t max_shared_bytes, bool forced = false);
+
 }  // namespace vkqc::attention
