@@ -83,6 +83,10 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
   if (!rq->max_compute_work_group_size() || rq->max_compute_work_group_size()->size() != 3 ||
       !rq->max_compute_work_group_count() || rq->max_compute_work_group_count()->size() != 3)
     return Bad("requirements: workgroup size/count must have 3 entries");
+  // Checked before any slice's offset is taken modulo it.
+  if (rq->min_storage_buffer_offset_alignment() == 0 ||
+      (rq->min_storage_buffer_offset_alignment() & (rq->min_storage_buffer_offset_alignment() - 1)))
+    return Bad("requirements: offset alignment must be a power of two");
 
   const uint32_t nmod = b->modules() ? b->modules()->size() : 0;
   for (uint32_t i = 0; i < nmod; ++i) {
@@ -224,7 +228,7 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
           return Bad(cw + " binding " + std::to_string(si) + ": slice [offset " + std::to_string(s->offset()) +
                      ", " + std::to_string(s->size()) + " bytes] lies outside its buffer (" +
                      std::to_string(limit) + " bytes)");
-        if (s->offset() % rq->min_storage_buffer_offset_alignment() != 0 && rq->min_storage_buffer_offset_alignment())
+        if (s->offset() % rq->min_storage_buffer_offset_alignment() != 0)
           return Bad(cw + " binding " + std::to_string(si) + ": offset not aligned to the bundle's alignment");
         // Uniform blocks: within every device's minimum range (16 KiB) and offset alignment (256).
         if (p->bindings()->Get(si)->type() == fbb::DescriptorType::UniformBuffer &&
@@ -239,9 +243,6 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
         return Bad(pw + " layer " + std::to_string(li) + ": command range out of range");
     }
   }
-  if (rq->min_storage_buffer_offset_alignment() == 0 ||
-      (rq->min_storage_buffer_offset_alignment() & (rq->min_storage_buffer_offset_alignment() - 1)))
-    return Bad("requirements: offset alignment must be a power of two");
   out->bundle = b;
   out->weights = data + seg;
   out->weights_size = b->weight_segment_size();

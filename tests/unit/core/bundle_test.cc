@@ -234,6 +234,35 @@ TEST(BundleVerifier, RejectsSliceOutsideTheWeightSegment) {
   EXPECT_NE(e.message.find("pipeline index"), std::string::npos) << e.message;
 }
 
+// An offset alignment of 0 (or not a power of two) is refused before any slice offset is taken
+// modulo it (the fuzz long run found the division by zero: tests/fuzz/corpus/vkqb/9a47ff...).
+TEST(BundleVerifier, RejectsOffsetAlignmentNotAPowerOfTwo) {
+  BundlePlan plan;
+  plan.compiler_version = "test";
+  const std::vector<uint32_t> spirv = {0x07230203u, 0x00010300u, 0, 2, 0, (6u << 16) | 16u, 1, 17, 1, 1, 1};
+  plan.modules.push_back({"m", spirv, Fnv1a64(spirv.data(), spirv.size() * 4)});
+  PlanPipeline pp;
+  pp.bindings = {0};
+  plan.pipelines.push_back(pp);
+  PlanProgram prog;
+  prog.name = "p";
+  prog.arena_size = 256;
+  PlanDispatch d;
+  d.buffers = {{SliceKind::Weights, 0, 64, 64, false}};
+  prog.commands.push_back({false, d});
+  prog.layers.push_back({"l", "linear", "v", "", "", 0, 1, 0, false, 0});
+  plan.programs.push_back(prog);
+  plan.weights.assign(512, 0);
+  for (uint32_t a : {0u, 3u, 48u}) {
+    plan.requirements = DeriveRequirements(plan, a);
+    auto e = Parse(WriteBundle(plan));
+    ASSERT_FALSE(e.ok()) << a;
+    EXPECT_NE(e.message.find("offset alignment must be a power of two"), std::string::npos) << e.message;
+  }
+  plan.requirements = DeriveRequirements(plan, 64);
+  EXPECT_TRUE(Parse(WriteBundle(plan)).ok());
+}
+
 TEST(Requirements, DerivedFromTheChosenKernelsOnly) {
   auto lvp = SmallBundle("lavapipe");
   auto hop = SmallBundle("nvidia-hopper");
