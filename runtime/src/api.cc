@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "model.h"
 #include "schema/bundle_integrity.h"
@@ -132,16 +133,38 @@ void vkqc_model_options_init(vkqc_model_options* o) {
   o->struct_size = sizeof(*o);
 }
 
+namespace {
+// ParseBundle reads 8-byte fields and vectors in place: bytes handed in at an address that is not
+// a multiple of 8 (a bundle inside an app's asset blob, say) are parsed from an aligned copy.
+class AlignedBundle {
+ public:
+  AlignedBundle(const void* data, size_t size) : p_(static_cast<const uint8_t*>(data)) {
+    if (reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+      copy_.resize((size + 7) / 8);
+      std::memcpy(copy_.data(), data, size);
+      p_ = reinterpret_cast<const uint8_t*>(copy_.data());
+    }
+  }
+  const uint8_t* data() const { return p_; }
+
+ private:
+  std::vector<uint64_t> copy_;
+  const uint8_t* p_;
+};
+}  // namespace
+
 vkqc_status vkqc_verify_bundle(const void* data, size_t size) {
   if (!data && size) return Invalid("null argument");
   BundleView view;
-  return Report(ParseBundle(static_cast<const uint8_t*>(data), size, &view));
+  const AlignedBundle a(data, size);
+  return Report(ParseBundle(a.data(), size, &view));
 }
 
 vkqc_status vkqc_verify_bundle_signature(const void* data, size_t size, const void* trusted_keys, uint32_t key_count) {
   if (!data || (key_count && !trusted_keys)) return Invalid("null argument");
   BundleView view;
-  if (Err e = ParseBundle(static_cast<const uint8_t*>(data), size, &view); !e.ok()) return Report(e);
+  const AlignedBundle a(data, size);
+  if (Err e = ParseBundle(a.data(), size, &view); !e.ok()) return Report(e);
   std::vector<vkqc::Ed25519Key> keys(key_count);
   if (key_count) std::memcpy(keys.data(), trusted_keys, size_t(key_count) * 32);
   const std::string why = vkqc::VerifyBundleSignature(static_cast<const uint8_t*>(data), size, keys.data(), keys.size());
@@ -151,7 +174,8 @@ vkqc_status vkqc_verify_bundle_signature(const void* data, size_t size, const vo
 vkqc_status vkqc_check_bundle(vkqc_context ctx, const void* data, size_t size) {
   if (!ctx || !data) return Invalid("null argument");
   BundleView view;
-  if (Err e = ParseBundle(static_cast<const uint8_t*>(data), size, &view); !e.ok()) return Report(e);
+  const AlignedBundle a(data, size);
+  if (Err e = ParseBundle(a.data(), size, &view); !e.ok()) return Report(e);
   const auto missing = MissingRequirements(view.bundle->requirements(), ctx->caps);
   if (missing.empty()) return Report(Ok());
   std::string m = "device '" + ctx->caps.name + "' cannot run this bundle; missing:";

@@ -24,11 +24,20 @@ uint64_t DTypeBytes(fbb::DType t) {
 
 Err Bad(const std::string& m) { return Fail(VKQC_ERROR_INVALID_BUNDLE, "invalid bundle: " + m); }
 
+// flatbuffers' verifier checks a vector's length word for 4-byte alignment, not its elements for
+// theirs: a crafted bundle can place a vector of 8-byte values (shapes, buffer slices) at 4 mod 8
+// (the fuzz long run found the misaligned load). The buffer itself is 8-aligned (ParseBundle).
+template <class V>
+bool Aligned8(const V* v) {
+  return !v || reinterpret_cast<uintptr_t>(v->Data()) % 8 == 0;
+}
+
 Err CheckIo(const flatbuffers::Vector<flatbuffers::Offset<fbb::IoTensor>>* ios, const std::string& where) {
   if (!ios) return Ok();
   for (uint32_t i = 0; i < ios->size(); ++i) {
     const auto* io = ios->Get(i);
     const std::string w = where + " tensor " + std::to_string(i) + " ('" + io->name()->str() + "')";
+    if (!Aligned8(io->shape())) return Bad(w + ": misaligned shape vector");
     if (!io->shape() || io->shape()->size() == 0 || io->shape()->size() > 8) return Bad(w + ": bad rank");
     uint64_t n = 1;
     for (int64_t d : *io->shape()) {
@@ -47,6 +56,9 @@ Err CheckIo(const flatbuffers::Vector<flatbuffers::Offset<fbb::IoTensor>>* ios, 
 
 Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
   if (!data || size < 8) return Bad("file is too small (" + std::to_string(size) + " bytes)");
+  // The callers copy a bundle at an address that is not a multiple of 8 first (AlignedBundle).
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "internal: bundle bytes not 8-byte aligned");
   uint32_t fb_size = 0;
   std::memcpy(&fb_size, data, 4);
   if (uint64_t(fb_size) + 4 > size)
@@ -163,6 +175,7 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
   if (nstate > 4096) return Bad("too many state tensors");
   for (uint32_t i = 0; i < nstate; ++i) {
     const auto* st = b->states()->Get(i);
+    if (!Aligned8(st->shape())) return Bad("state tensor " + std::to_string(i) + ": misaligned shape vector");
     if (st->size() == 0 || st->size() % 4 || st->size() > kMaxBytes)
       return Bad("state tensor " + std::to_string(i) + ": bad size " + std::to_string(st->size()));
   }
@@ -198,6 +211,7 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
       const auto* p = b->pipelines()->Get(d->pipeline());
       if (!d->buffers() || d->buffers()->size() != p->bindings()->size())
         return Bad(cw + ": buffer count does not match the pipeline's bindings");
+      if (!Aligned8(d->buffers())) return Bad(cw + ": misaligned buffer-slice vector");
       if (!d->group_count() || d->group_count()->size() != 3) return Bad(cw + ": group_count must have 3 entries");
       for (uint32_t g : *d->group_count())
         if (g == 0) return Bad(cw + ": zero workgroup count");
