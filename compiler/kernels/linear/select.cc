@@ -9,6 +9,9 @@ namespace {
 
 // Largest K for which int32 accumulation of (xq - zp_x) * wq cannot overflow (DESIGN 4).
 constexpr int64_t kMaxExactK = 65793;
+// Fewer cooperative-matrix workgroups than this leave a large GPU idle (the H100 has 132
+// multiprocessors): measured, 64 blocks of 128x128 lose to 64x64 blocks, 112 win; see PlanCoopMat.
+constexpr uint64_t kMinCmBlocks = 96;
 
 uint32_t FloorPow2(uint32_t v) {
   uint32_t p = 1;
@@ -108,6 +111,17 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   if (c.cm_bkw % 4 || c.cm_bkw % lkw || lkw % 4)
     return "K step of " + std::to_string(c.cm_bkw) + " words does not fit the " + std::to_string(c.cm_k) +
            "-deep matrix shape";
+  // Small grids, grouped weights on the int8 path (H100, dq8ca x q4gsw g32, bench/RESULTS.md
+  // 2026-11-25 "small grids"): each workgroup's K loop is latency-bound, so a 128x128 block that
+  // leaves fewer than kMinCmBlocks workgroups loses to 64x64 blocks (16 subgroups of one tile
+  // each): K x N 2048x512 M=128 (4 blocks) 51.1 -> 28.5 us, 2048x2048 M=512 (64) 51.9 -> 40.9,
+  // 8192x2048 M=512 (64) 182.7 -> 137.5, 14336x4096 M=128 (32) 313.8 -> 150.0; with 112 blocks
+  // (4096x14336 M=128: 107.3 vs 132.3) and more (2048x8192 M=512, 256: 103.4 vs 136.3) the large
+  // block stays ahead.
+  if (grouped8 && !o.cm_tm && !o.cm_tn) {
+    const uint64_t blocks = uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) * uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN());
+    if (blocks < kMinCmBlocks) c.cm_tm = c.cm_tn = 1;
+  }
   c.cm_nslot = 0;
   if (int8 && s.Grouped()) {
     const uint32_t cps = c.cm_bkw / 8, gc = uint32_t(s.group_size) / 32;  // 32-value chunks

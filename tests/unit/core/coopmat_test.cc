@@ -132,6 +132,45 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
   EXPECT_EQ(decode->VariantName(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8)), "linear_dq8ca_q4gsw_dot_gemv");
 }
 
+// Grouped weights on the int8 path take 64x64 blocks (16 subgroups of one tile) where 128x128
+// blocks would give fewer than 96 workgroups (measured on the H100 with the 1b example's shapes);
+// int8 weights and an explicit --coopmat-tile keep their blocks.
+TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
+  const TargetProfile p = Load("nvidia-hopper");
+  struct Case {
+    ir::Scheme w;
+    int64_t m, k, n;
+    uint32_t block;
+  } cases[] = {
+      {ir::Scheme::Q4GSW, 128, 2048, 512, 64},    // 4 blocks of 128x128
+      {ir::Scheme::Q4GSW, 512, 2048, 2048, 64},   // 64
+      {ir::Scheme::Q4GSW, 512, 8192, 2048, 64},   // 64
+      {ir::Scheme::Q4GSW, 128, 2048, 8192, 64},   // 64
+      {ir::Scheme::Q4GSW, 512, 2048, 8192, 128},  // 256: the large block
+      {ir::Scheme::Q4GSW, 512, 4096, 14336, 128}, // 448
+      {ir::Scheme::Q4GSW, 128, 4096, 14336, 128}, // 112: the large block (measured)
+      {ir::Scheme::Q4GSW, 128, 14336, 4096, 64},  // 32
+      {ir::Scheme::Q4GSW, 512, 14336, 4096, 128}, // 128
+      {ir::Scheme::Q8GSW, 128, 2048, 512, 64},
+      {ir::Scheme::Q8CSW, 128, 2048, 512, 128},   // int8 weights: not measured, unchanged
+  };
+  for (const Case& c : cases) {
+    const LinearShape s = Shape(ir::Scheme::DQ8CA, c.w, c.w == ir::Scheme::Q8CSW ? 0 : 32, c.m, c.k, c.n);
+    auto ch = SelectLinear(s, p, {});
+    ASSERT_TRUE(ch.ok()) << ch.error().message;
+    ASSERT_EQ(ch->accum, Accum::CoopMat) << ch->reason;
+    EXPECT_EQ(ch->CmBlockM(), c.block) << c.m << "x" << c.k << "x" << c.n << ": " << ch->reason;
+    EXPECT_EQ(ch->CmBlockN(), c.block) << c.m << "x" << c.k << "x" << c.n << ": " << ch->reason;
+    EXPECT_TRUE(Has(ch->reason, "block " + std::to_string(c.block) + "x" + std::to_string(c.block))) << ch->reason;
+  }
+  SelectOptions tile;
+  tile.cm_wm = tile.cm_wn = 4;
+  tile.cm_tm = tile.cm_tn = 2;
+  auto forced = SelectLinear(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 128, 2048, 512), p, tile);
+  ASSERT_TRUE(forced.ok());
+  EXPECT_EQ(forced->CmBlockM(), 128u);
+}
+
 // nvidia-hopper's coopmat_gemv_max_m (3, measured with bench/crossover.sh): the int8 cooperative
 // matrix takes over from the GEMV at M = 4 for wide layers, at M = 13 for layers of 16 to 63
 // column blocks; small layers, int4 weights and --no-coopmat keep the ordinary threshold (64).
