@@ -7,7 +7,8 @@
 // dimensions per invocation; 4 * BR invocations) over shared memory. Online softmax in fp32 per virtual row (running
 // max m, sum l; the output rescaled by exp(m_old - m_new) per block). Row t attends to cache
 // positions 0 .. pos0 + t, as attention.comp; same buffers and spec constants.
-// D = VKQC_D (64 or 128, a define: it sizes the register tiles). Grid (ceil(ROWS / TB), HKV).
+// D = VKQC_D (a multiple of 4 up to 128, a define: it sizes the register tiles; output columns
+// past D / 4 of the last 16-column slice are idle). Grid (ceil(ROWS / TB), HKV).
 // Shared memory: ((BR + 32) * (D / 4 + 1) * 16 + BR * 33 * 4 + BR * 12) bytes (AttentionTiledShared):
 // BR 32: 22,016 (D 64) / 38,400 (D 128); BR 16: 15,360 / 27,648.
 #include "common.glslh"
@@ -37,7 +38,7 @@ const uint BR = VKQC_BR, BC = 32, NT = 4 * BR;
 const uint G = HQ / HKV;        // query heads per KV head (<= BR: checked by the lowering)
 const uint TB = BR / G;         // query rows per workgroup
 const uint VR = TB * G;         // virtual rows in use (BR when G divides BR; the rest compute zeros)
-const uint DV = D / 64;         // vec4 columns per invocation in the output tile (1 or 2)
+const uint DV = (D4 + 15) / 16; // vec4 columns per invocation in the output tile (1 or 2)
 
 shared vec4 qs[BR * STRIDE];    // scaled queries
 shared vec4 kvs[BC * STRIDE];   // the block's keys, then its values
@@ -127,7 +128,7 @@ void main() {
     const uint nk = min(BC, len - kb);
     for (uint k = 0; k < nk; ++k) {
       vec4 v[DV];
-      for (uint j = 0; j < DV; ++j) v[j] = kvs[k * STRIDE + od + 16u * j];
+      for (uint j = 0; j < DV; ++j) v[j] = od + 16u * j < D4 ? kvs[k * STRIDE + od + 16u * j] : vec4(0.0);
       for (uint i = 0; i < 4u; ++i) {
         const float p = ps[(orow + OSTEP * i) * (BC + 1u) + k];
         for (uint j = 0; j < DV; ++j) acc[i][j] += p * v[j];
@@ -139,6 +140,7 @@ void main() {
     const uint v = orow + OSTEP * i, t = tok0 + v / G, h = kvh * G + v % G;
     if (t >= ROWS || v >= VR) continue;
     const float inv = 1.0 / lrow[v];
-    for (uint j = 0; j < DV; ++j) o[(t * HQ + h) * D4 + od + 16u * j] = acc[i][j] * inv;
+    for (uint j = 0; j < DV; ++j)
+      if (od + 16u * j < D4) o[(t * HQ + h) * D4 + od + 16u * j] = acc[i][j] * inv;
   }
 }

@@ -82,7 +82,7 @@ for t in 1 128; do
 done
 vk inspect "$K"
 if out_has "embedding_q8csw" && out_has "rms_norm_f32" && out_has "run with the cache append in one dispatch" \
-  && out_has "attention_split_kvf16" && out_has "attention_rows_kvf16" && out_has "argmax_f32" && out_has "flash decoding" \
+  && out_has "attention_split_kvf16" && out_has "attention_tiled_kvf16" && out_has "argmax_f32" && out_has "flash decoding" \
   && out_has "silu_mul_f32"; then
   ok "inspect shows the decoder kernels and why"
 else
@@ -105,13 +105,16 @@ expect_error "prompt id outside the vocabulary" "outside the vocabulary [0, 512)
 expect_error "context overflow" "need a context of 300" "holds 256" -- generate "$B" --prompt-ids "$PROMPT" --max-new-tokens 296
 expect_error "bad temperature" "--temperature must be >= 0" -- generate "$B" --prompt-ids 1 --temperature -1
 expect_error "empty prompt id" "--prompt-ids" -- generate "$B" --prompt-ids 1,,2
-# The tiled prefill attention takes head_dim 64 and 128 (tests/gpu/decoder_test.cc runs it); the tiny
-# model's 32 is refused when forced, and the per-row kernels can be forced.
-expect_error "--force-attention tiled on head_dim 32" "--force-attention tiled" "head_dim 32 (the tiled kernel takes 64 and 128)" -- \
-  compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention tiled -o "$WORK/forced.vkqb"
+# The tiled prefill attention (the default for the 16-token program: 8 query heads sharing 2 KV
+# heads of 32 in tiles of 8 rows x 4 heads), and the per-row kernels forced, against the reference.
+vk inspect "$WORK/tiny-int4.vkqb"
+out_has "attention_tiled_kvf16" && ok "the 16-token program attends with the tiled kernel" || fail "tiled attention by default" "$(last_run_report)"
+expect_writes "compile with --force-attention rows" "$WORK/rows.vkqb" compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention rows -o "$WORK/rows.vkqb"
+vk inspect "$WORK/rows.vkqb"
+out_has "attention_tiled" && fail "--force-attention rows" "$(last_run_report)" || ok "--force-attention rows leaves the tiled kernel out"
+expect_pass "rows attention = reference (16 tokens)" run "$WORK/rows.vkqb" --tokens 16 --reference "$M/graph.json" --validation
 expect_error "bad --force-attention" "--force-attention must be rows or tiled, not 'flash'" -- \
   compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention flash -o "$WORK/forced.vkqb"
-expect_writes "compile with --force-attention rows" "$WORK/rows.vkqb" compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention rows -o "$WORK/rows.vkqb"
 expect_writes "compile a stateless MLP" "$WORK/stateless.vkqb" compile "$SRC/examples/mlp/graph.json" --target lavapipe --tokens 1 -o "$WORK/stateless.vkqb"
 expect_error "generate on a stateless bundle" "no KV cache" -- generate "$WORK/stateless.vkqb" --prompt-ids 1
 finish

@@ -4,7 +4,8 @@
 # shared output corpus, so the target's executions add up to RUNS). Same table as long_run.sh,
 # summed over the workers; exit 1 if any target found something.
 # usage: bash tests/fuzz/long_run_parallel.sh RUNS DIR "target=W ..."   (targets not named: 1 worker)
-#   MAX_SECONDS=S: each worker also stops after S seconds (the table then shows fewer executions)
+#   MAX_SECONDS=S: each worker also stops after S seconds (the table then shows fewer executions);
+#   FUZZ_TARGETS="a b": only these targets
 #   DIR holds the fuzz binaries (build-fuzz/tests/fuzz/T_fuzz); results in build-fuzz/plong/
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +18,7 @@ workers_of() {
   for w in $SPEC; do [ "${w%%=*}" = "$1" ] && { echo "${w#*=}"; return; }; done
   echo 1
 }
-TARGETS=$(ls tests/fuzz/corpus)
+TARGETS=${FUZZ_TARGETS:-$(ls tests/fuzz/corpus)}
 start=$(date +%s)
 for t in $TARGETS; do
   w=$(workers_of "$t")

@@ -366,7 +366,8 @@ TEST(Decoder, AttentionMatchesReference) {
       {16, 2, 128, 300, true, 17, 0, "attention_split", "", AttentionKernel::Rows},  // ratio 8, head_dim 128
       {16, 2, 128, 300, false, 17, 0, "attention_split", "", AttentionKernel::Rows},  // f32 cache
       {16, 4, 128, 130, false, 64, 66, "attention_rows", "", AttentionKernel::Rows},  // to the cache's end
-      {8, 1, 32, 200, true, 3, 196, "attention_split"},  // head_dim 32: not tiled; to the cache's last row
+      {8, 1, 32, 200, true, 3, 196, "attention_tiled"},  // head_dim 32, tiles of 2 rows: to the cache's last row
+      {8, 1, 32, 200, true, 3, 196, "attention_split", "", AttentionKernel::Rows},
       {4, 4, 128, 130, false, 1, 128},  // decode at the end of the cache, f32
       {32, 8, 64, 2048, true, 17, 1000, "attention_tiled"},
       // The tiled prefill kernel: ragged last tiles, positions past 0, the cache's end, GQA 1/4/8.
@@ -378,6 +379,11 @@ TEST(Decoder, AttentionMatchesReference) {
       {16, 2, 128, 300, true, 2, 0, "attention_tiled", "", AttentionKernel::Tiled},  // forced: 2 rows, one ragged tile
       {12, 4, 64, 100, true, 23, 3, "attention_tiled"},   // ratio 3: 10 rows per tile, 2 virtual rows idle
       {28, 4, 128, 90, false, 9, 80, "attention_tiled"},  // ratio 7 (Qwen2.5-7B): 4 rows per tile
+      // head_dim not a multiple of 64: the last 16-column slice of the output tile partly idle.
+      {8, 2, 32, 100, true, 19, 4, "attention_tiled"},    // 8 vec4 columns of 16
+      {12, 4, 96, 100, false, 21, 0, "attention_tiled"},  // 24 of 32 (Phi-3), ratio 3
+      {4, 4, 80, 70, true, 35, 30, "attention_tiled"},    // 20 of 32 (Phi-2), ratio 1
+      {4, 2, 4, 40, true, 11, 0, "attention_tiled"},      // one vec4 column
       // 16 KiB of shared memory (android-baseline-2022): tiles of 16 virtual rows for head_dim 64;
       // head_dim 128 does not fit and takes a per-row kernel.
       {8, 2, 64, 300, true, 21, 5, "attention_tiled", "android-baseline-2022"},
@@ -399,7 +405,8 @@ TEST(Decoder, ForcedTiledAttentionRefusals) {
     AttnCase c;
     std::string profile, why;
   } refusals[] = {
-      {{8, 2, 32, 64, true, 4, 0}, gpu_test::TestProfile(), "head_dim 32 (the tiled kernel takes 64 and 128)"},
+      {{8, 2, 136, 64, true, 4, 0}, gpu_test::TestProfile(), "head_dim 136 (the tiled kernel takes multiples of 4 up to 128)"},
+      {{8, 2, 30, 64, true, 4, 0}, gpu_test::TestProfile(), "head_dim 30 (the tiled kernel takes multiples of 4 up to 128)"},
       {{16, 2, 128, 64, true, 4, 0}, "android-baseline-2022", "bytes of shared memory, the target has 16384"},
       {{64, 1, 64, 64, true, 4, 0}, gpu_test::TestProfile(), "64 query heads per KV head (the tiled kernel takes up to 32)"},
   };

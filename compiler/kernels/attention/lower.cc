@@ -34,8 +34,8 @@ TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, 
                                  uint32_t max_shared_bytes, bool forced) {
   TiledChoice c;
   const int64_t g = heads / std::max<int64_t>(kv_heads, 1);
-  if (head_dim != 64 && head_dim != 128) {
-    c.why = "head_dim " + std::to_string(head_dim) + " (the tiled kernel takes 64 and 128)";
+  if (head_dim % 4 != 0 || head_dim > 128) {
+    c.why = "head_dim " + std::to_string(head_dim) + " (the tiled kernel takes multiples of 4 up to 128)";
     return c;
   }
   if (g > 32) {
