@@ -203,8 +203,9 @@ TEST(BundleVerifier, RandomCorruptionNeverCrashes) {
   }
 }
 
-// A bundle whose dispatch points outside its buffers, written through the normal writer.
-TEST(BundleVerifier, RejectsSliceOutsideTheWeightSegment) {
+// A one-dispatch plan written through the normal writer: its dispatch reads a 64-byte slice of the
+// 512-byte weight segment at `offset`.
+BundlePlan OneDispatchPlan(uint64_t offset) {
   BundlePlan plan;
   plan.compiler_version = "test";
   // A header and the one instruction the verifier needs: OpExecutionMode %1 LocalSize 1 1 1.
@@ -217,11 +218,17 @@ TEST(BundleVerifier, RejectsSliceOutsideTheWeightSegment) {
   prog.name = "p";
   prog.arena_size = 256;
   PlanDispatch d;
-  d.buffers = {{SliceKind::Weights, 0, 1024, 64, false}};
+  d.buffers = {{SliceKind::Weights, 0, offset, 64, false}};
   prog.commands.push_back({false, d});
   prog.layers.push_back({"l", "linear", "v", "", "", 0, 1, 0, false, 0});
   plan.programs.push_back(prog);
   plan.weights.assign(512, 0);
+  return plan;
+}
+
+// A bundle whose dispatch points outside its buffers, written through the normal writer.
+TEST(BundleVerifier, RejectsSliceOutsideTheWeightSegment) {
+  BundlePlan plan = OneDispatchPlan(1024);
   plan.requirements = DeriveRequirements(plan, 256);
   auto bytes = WriteBundle(plan);
   auto e = Parse(bytes);
@@ -240,22 +247,7 @@ TEST(BundleVerifier, RejectsSliceOutsideTheWeightSegment) {
 // An offset alignment of 0 (or not a power of two) is refused before any slice offset is taken
 // modulo it (the fuzz long run found the division by zero: tests/fuzz/corpus/vkqb/9a47ff...).
 TEST(BundleVerifier, RejectsOffsetAlignmentNotAPowerOfTwo) {
-  BundlePlan plan;
-  plan.compiler_version = "test";
-  const std::vector<uint32_t> spirv = {0x07230203u, 0x00010300u, 0, 2, 0, (6u << 16) | 16u, 1, 17, 1, 1, 1};
-  plan.modules.push_back({"m", spirv, Fnv1a64(spirv.data(), spirv.size() * 4)});
-  PlanPipeline pp;
-  pp.bindings = {0};
-  plan.pipelines.push_back(pp);
-  PlanProgram prog;
-  prog.name = "p";
-  prog.arena_size = 256;
-  PlanDispatch d;
-  d.buffers = {{SliceKind::Weights, 0, 64, 64, false}};
-  prog.commands.push_back({false, d});
-  prog.layers.push_back({"l", "linear", "v", "", "", 0, 1, 0, false, 0});
-  plan.programs.push_back(prog);
-  plan.weights.assign(512, 0);
+  BundlePlan plan = OneDispatchPlan(64);
   for (uint32_t a : {0u, 3u, 48u}) {
     plan.requirements = DeriveRequirements(plan, a);
     auto e = Parse(WriteBundle(plan));
