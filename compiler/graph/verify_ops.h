@@ -53,6 +53,18 @@ Status CheckNotConstantInput(const OpCtx& c, const ir::Tensor& t);
 Status CheckNhwcInput(const OpCtx& c, const ir::Tensor& x);
 Status CheckOutputQuant(const OpCtx& c, const ir::Tensor& y, const ir::Quant& oq, const std::vector<int64_t>& want);
 Status CheckElementwiseOp(const OpCtx& c);
+// An activation kind this version knows; a per-tensor quant (one scale, one zero point) (verify.cc).
+Status CheckActivationKind(const OpCtx& c, ir::Activation a);
+Status CheckPerTensorQuant(const OpCtx& c, const std::string& what, const ir::Quant& q);
+
+// quantize and dequantize (verify_quant_ops.cc).
+Status CheckQuantize(const OpCtx& c);
+Status CheckDequantize(const OpCtx& c);
+
+// conv2d, add, avg/max_pool2d (verify_cnn_ops.cc); semantics in ir.h.
+Status CheckConv2d(const OpCtx& c);
+Status CheckAdd(const OpCtx& c);
+Status CheckPool2d(const OpCtx& c);
 
 // The ops of convolutional networks' glue (verify_cnn_ops.cc); semantics in ir.h.
 // b broadcasts to a's shape (numpy rules: rank(b) <= rank(a), each dim of b 1 or a's).
