@@ -3,6 +3,7 @@
 // except where an import conversion (u8 -> i8, one-value-per-byte int4 -> packed) needs new
 // bytes.
 #include "compiler/graph/import_json.h"
+#include "compiler/graph/import_json_importer.h"
 
 #include <cmath>
 #include <cstring>
@@ -17,21 +18,11 @@
 #include "compiler/graph/verify.h"
 #include "compiler/graph/vkqg_io.h"
 
-namespace vkqc {
+namespace vkqc::json_import {
 namespace {
-
-using nlohmann::json;
 
 constexpr const char* kFormat = "vkqc-graph";
 constexpr int kVersion = 1;
-
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
-
-std::string Join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 std::string ShapeText(const std::vector<int64_t>& shape, const std::string& sym) {
   std::string s = "[";
@@ -46,14 +37,6 @@ std::optional<ir::DType> ParseDType(const std::string& s) {
   for (auto t : {ir::DType::F32, ir::DType::F16, ir::DType::I8, ir::DType::U8, ir::DType::I4,
                  ir::DType::U4, ir::DType::I32}) {
     if (s == ir::DTypeName(t)) return t;
-  }
-  return std::nullopt;
-}
-
-std::optional<ir::Scheme> ParseScheme(const std::string& s) {
-  for (int i = 0; i <= static_cast<int>(ir::Scheme::Q4GMW); ++i) {
-    auto sc = static_cast<ir::Scheme>(i);
-    if (s == ir::SchemeName(sc)) return sc;
   }
   return std::nullopt;
 }
@@ -103,81 +86,30 @@ float HalfToFloat(uint16_t h) {
   return f;
 }
 
-// Where a value sits in the JSON, for messages: "tensors[2] 'fc1.weight'".
-std::string Where(const char* list, size_t i, const std::string& name) {
-  return std::string(list) + "[" + std::to_string(i) + "]" +
-         (name.empty() ? "" : " " + Quote(name));
+}  // namespace
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
 }
 
-class Importer;
-struct OpSyntax;
-const std::vector<OpSyntax>& OpSyntaxes();
-
-// Reads the JSON authoring form. One instance per import; not thread-safe.
-class Importer {
- public:
-  explicit Importer(std::string path) : path_(std::move(path)) {}
-  Result<ir::Graph> Run();
-
- private:
-  friend const std::vector<OpSyntax>& OpSyntaxes();
-  Error Fail(const std::string& where, const std::string& what) const {
-    return UserError(path_ + ": " + where + ": " + what);
+std::optional<ir::Scheme> ParseScheme(const std::string& s) {
+  for (int i = 0; i <= static_cast<int>(ir::Scheme::Q4GMW); ++i) {
+    auto sc = static_cast<ir::Scheme>(i);
+    if (s == ir::SchemeName(sc)) return sc;
   }
-  Status CheckKeys(const json& obj, const std::string& where,
-                   const std::vector<std::string>& allowed) const;
-  Result<std::string> String(const json& obj, const char* key, const std::string& where) const;
-  Result<std::vector<int>> TensorList(const json& obj, const char* key,
-                                      const std::string& where) const;
-  Result<const SafetensorsTensor*> Weight(const std::string& name, const std::string& where);
-  Result<std::vector<float>> Floats(const json& v, const std::string& where);
-  Result<std::vector<int32_t>> Ints(const json& v, const std::string& where);
-  Status ParseTensor(const json& j, size_t index);
-  Status ParseTensorQuant(const json& j, const std::string& where, ir::Quant& q);
-  Status ConvertU8(ir::Tensor& t, const std::string& where) const;
-  bool u8_quant_ = false;  // ParseTensorQuant is reading the quant of a u8 tensor
-  Status ImportInt4(ir::Tensor& t, const SafetensorsTensor& w, const std::string& in,
-                    const std::string& where) const;
-  Status ParseOp(const json& j, size_t index);
-  Status ParseLinear(const json& j, const std::string& where, ir::Op& op);
-  Status ParseNoAttrs(const json&, const std::string&, ir::Op&) { return {}; }
-  Status ParseActivationQuant(const json& j, const std::string& where, ir::Quant& q) const;
-  Status ParseConv2d(const json& j, const std::string& where, ir::Op& op);
-  Status ParseAdd(const json& j, const std::string& where, ir::Op& op);
-  Status ParsePool(const json& j, const std::string& where, ir::Op& op);
-  Status ParseNorm(const json& j, const std::string& where, ir::Op& op);
-  Status ParseRope(const json& j, const std::string& where, ir::Op& op);
-  Status ParseAttention(const json& j, const std::string& where, ir::Op& op);
-  Status ParseConcat(const json& j, const std::string& where, ir::Op& op);
-  Status ParseHardSigmoid(const json& j, const std::string& where, ir::Op& op);
-  Status ParseResize(const json& j, const std::string& where, ir::Op& op);
-  Status ParseTranspose(const json& j, const std::string& where, ir::Op& op);
-  Status ParseReshape(const json& j, const std::string& where, ir::Op& op);
-  Status ParseClip(const json& j, const std::string& where, ir::Op& op);
-  // An optional number (float) or integer key; absent keeps `out`.
-  Status ParseFloat(const json& j, const char* key, const std::string& where, float& out) const;
-  Status ParseInt(const json& j, const char* key, const std::string& where, int32_t& out) const;
-  Status ParseInts(const json& j, const char* key, size_t n, const char* meaning,
-                   const std::string& where, int32_t* out) const;
-  Status ParseActivation(const json& j, const std::string& where, ir::Activation& out) const;
-  Status ParseBool(const json& j, const char* key, const std::string& where, bool& out) const;
-  Status ApplyOutputQuant(const ir::Quant& oq, const ir::Op& op, const std::string& where);
+  return std::nullopt;
+}
 
-  std::string path_;
-  std::string weights_path_;  // empty when the JSON names no weights file
-  std::optional<std::map<std::string, SafetensorsTensor>> weights_;
-  std::unordered_map<std::string, size_t> tensor_index_;
-  ir::Graph g_;
-};
-
-// Op types of the JSON form, their attribute keys and parsers. Keep in step with kOpRules in
-// verify.cc and docs/graph-json.md.
-struct OpSyntax {
-  const char* type;
-  ir::OpType op_type;
-  std::vector<std::string> attr_keys;
-  Status (Importer::*parse)(const json&, const std::string&, ir::Op&);
-};
+std::string Where(const char* list, size_t i, const std::string& name) {
+  std::string s = list;  // appended piece by piece: the one-expression form trips GCC 12's -Wrestrict
+  s += "[";
+  s += std::to_string(i);
+  s += "]";
+  if (!name.empty()) s += " '" + name + "'";
+  return s;
+}
 
 Status Importer::CheckKeys(const json& obj, const std::string& where,
                            const std::vector<std::string>& allowed) const {
@@ -570,358 +502,6 @@ Status Importer::ParseTensor(const json& j, size_t index) {
   return {};
 }
 
-Status Importer::ParseActivationQuant(const json& j, const std::string& where, ir::Quant& q) const {
-  if (!j.is_object()) return Fail(where, "must be an object");
-  VKQC_TRY(CheckKeys(j, where, {"scheme", "scale", "zero_point", "dtype"}));
-  VKQC_ASSIGN_OR_RETURN(std::string scheme, String(j, "scheme", where));
-  auto s = ParseScheme(scheme);
-  if (!s) {
-    return Fail(where, "unknown scheme " + Quote(scheme) + " (known: float, q8ta, dq8ca, q8to)");
-  }
-  q.scheme = *s;
-  const bool has_params = q.scheme == ir::Scheme::Q8TA || q.scheme == ir::Scheme::Q8TO;
-  if (!has_params) {
-    if (j.contains("scale") || j.contains("zero_point") || j.contains("dtype")) {
-      return Fail(where, "scheme " + scheme + " takes no scale, zero_point or dtype");
-    }
-    return {};
-  }
-  auto scale = j.find("scale");
-  if (scale == j.end() || !scale->is_number()) {
-    return Fail(where, "scheme " + scheme + " needs \"scale\": a number > 0");
-  }
-  q.scales = {scale->get<float>()};
-  bool u8 = false;
-  if (j.contains("dtype")) {
-    VKQC_ASSIGN_OR_RETURN(std::string dt, String(j, "dtype", where));
-    if (dt != "i8" && dt != "u8")
-      return Fail(where, "dtype must be \"i8\" or \"u8\", not " + Quote(dt));
-    u8 = dt == "u8";
-  }
-  int64_t zp = 0;
-  if (j.contains("zero_point")) {
-    const json& z = j["zero_point"];
-    if (!z.is_number_integer()) return Fail(where, "zero_point must be an integer");
-    zp = z.is_number_unsigned()
-             ? static_cast<int64_t>(std::min<uint64_t>(z.get<uint64_t>(), 1 << 20))
-             : z.get<int64_t>();
-  }
-  const int64_t lo = u8 ? 0 : -128;
-  const int64_t hi = u8 ? 255 : 127;
-  if (zp < lo || zp > hi) {
-    return Fail(where, "zero_point " + std::to_string(zp) + " is outside [" + std::to_string(lo) +
-                           ", " + std::to_string(hi) + "] for " + (u8 ? "u8" : "i8"));
-  }
-  q.zero_points = {static_cast<int32_t>(u8 ? zp - 128 : zp)};
-  return {};
-}
-
-// q8to: the output tensor is int8 and carries the same quant (unless it declares its own, which
-// the verifier then compares).
-Status Importer::ApplyOutputQuant(const ir::Quant& oq, const ir::Op& op, const std::string& where) {
-  if (oq.scheme != ir::Scheme::Q8TO || op.outputs.size() != 1) return {};
-  ir::Tensor& y = g_.tensors[op.outputs[0]];
-  if (y.dtype != ir::DType::I8) {
-    return Fail(where, "output_quant q8to writes int8, so the output tensor " + Quote(y.name) +
-                           " must be declared \"dtype\": \"i8\" (it is " + ir::DTypeName(y.dtype) +
-                           ")");
-  }
-  if (!y.quant) y.quant = oq;
-  return {};
-}
-
-Status Importer::ParseBool(const json& j, const char* key, const std::string& where,
-                           bool& out) const {
-  if (!j.contains(key)) return {};
-  if (!j[key].is_boolean()) return Fail(where, std::string(key) + " must be true or false");
-  out = j[key].get<bool>();
-  return {};
-}
-
-// `key`: an array of exactly n integers (absent keeps `out`'s defaults); ranges are the
-// verifier's.
-Status Importer::ParseInts(const json& j, const char* key, size_t n, const char* meaning,
-                           const std::string& where, int32_t* out) const {
-  if (!j.contains(key)) return {};
-  const json& v = j[key];
-  const std::string want = std::string(key) + " must be an array of " + std::to_string(n) +
-                           " integers " + meaning;
-  if (!v.is_array() || v.size() != n) return Fail(where, want + ", not " + v.dump());
-  for (size_t i = 0; i < n; ++i) {
-    const json& x = v[i];
-    if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > INT32_MAX) ||
-        (!x.is_number_unsigned() && x.get<int64_t>() < INT32_MIN)) {
-      return Fail(where, want + ", not " + v.dump());
-    }
-    out[i] = x.get<int32_t>();
-  }
-  return {};
-}
-
-Status Importer::ParseActivation(const json& j, const std::string& where,
-                                 ir::Activation& out) const {
-  if (!j.contains("activation")) return {};
-  const json& v = j["activation"];
-  for (auto a : {ir::Activation::None, ir::Activation::Relu, ir::Activation::Relu6}) {
-    if (v.is_string() && v.get<std::string>() == ir::ActivationName(a)) {
-      out = a;
-      return {};
-    }
-  }
-  return Fail(where, "activation must be \"none\", \"relu\" or \"relu6\", not " + v.dump());
-}
-
-Status Importer::ParseLinear(const json& j, const std::string& where, ir::Op& op) {
-  if (j.contains("input_quant")) {
-    VKQC_TRY(ParseActivationQuant(j["input_quant"], where + " input_quant", op.linear.input_quant));
-  }
-  if (j.contains("output_quant")) {
-    VKQC_TRY(
-        ParseActivationQuant(j["output_quant"], where + " output_quant", op.linear.output_quant));
-  }
-  VKQC_TRY(ParseBool(j, "fused_relu", where, op.linear.fused_relu));
-  VKQC_TRY(ParseBool(j, "fused_relu6", where, op.linear.fused_relu6));
-  return ApplyOutputQuant(op.linear.output_quant, op, where);
-}
-
-Status Importer::ParseConv2d(const json& j, const std::string& where, ir::Op& op) {
-  ir::Conv2dAttrs& a = op.conv2d;
-  VKQC_TRY(ParseInts(j, "stride", 2, "[h, w]", where, a.stride));
-  VKQC_TRY(ParseInts(j, "padding", 4, "[top, left, bottom, right]", where, a.padding));
-  VKQC_TRY(ParseInts(j, "dilation", 2, "[h, w]", where, a.dilation));
-  if (j.contains("groups")) {
-    const json& v = j["groups"];
-    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT32_MAX) ||
-        (!v.is_number_unsigned() && v.get<int64_t>() < INT32_MIN)) {
-      return Fail(where, "groups must be an integer, not " + v.dump());
-    }
-    a.groups = v.get<int32_t>();
-  }
-  VKQC_TRY(ParseActivation(j, where, a.activation));
-  if (j.contains("input_quant")) {
-    VKQC_TRY(ParseActivationQuant(j["input_quant"], where + " input_quant", a.input_quant));
-  }
-  if (j.contains("output_quant")) {
-    VKQC_TRY(ParseActivationQuant(j["output_quant"], where + " output_quant", a.output_quant));
-  }
-  return ApplyOutputQuant(a.output_quant, op, where);
-}
-
-Status Importer::ParseAdd(const json& j, const std::string& where, ir::Op& op) {
-  VKQC_TRY(ParseActivation(j, where, op.add.activation));
-  if (j.contains("output_quant")) {
-    VKQC_TRY(ParseActivationQuant(j["output_quant"], where + " output_quant", op.add.output_quant));
-  }
-  return ApplyOutputQuant(op.add.output_quant, op, where);
-}
-
-Status Importer::ParsePool(const json& j, const std::string& where, ir::Op& op) {
-  ir::Pool2dAttrs& a = op.pool;
-  VKQC_TRY(ParseInts(j, "kernel", 2, "[h, w]", where, a.kernel));
-  VKQC_TRY(ParseInts(j, "stride", 2, "[h, w]", where, a.stride));
-  VKQC_TRY(ParseInts(j, "padding", 4, "[top, left, bottom, right]", where, a.padding));
-  VKQC_TRY(ParseBool(j, "global", where, a.global));
-  if (j.contains("output_quant")) {
-    VKQC_TRY(ParseActivationQuant(j["output_quant"], where + " output_quant", a.output_quant));
-  }
-  return ApplyOutputQuant(a.output_quant, op, where);
-}
-
-Status Importer::ParseFloat(const json& j, const char* key, const std::string& where, float& out) const {
-  if (!j.contains(key)) return {};
-  const json& v = j[key];
-  if (!v.is_number()) return Fail(where, std::string(key) + " must be a number, not " + v.dump());
-  out = v.get<float>();
-  return {};
-}
-
-Status Importer::ParseInt(const json& j, const char* key, const std::string& where, int32_t& out) const {
-  if (!j.contains(key)) return {};
-  const json& v = j[key];
-  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT32_MAX) ||
-      (!v.is_number_unsigned() && v.get<int64_t>() < INT32_MIN))
-    return Fail(where, std::string(key) + " must be a 32-bit integer, not " + v.dump());
-  out = v.get<int32_t>();
-  return {};
-}
-
-Status Importer::ParseNorm(const json& j, const std::string& where, ir::Op& op) {
-  return ParseFloat(j, "eps", where, op.norm.eps);
-}
-
-Status Importer::ParseRope(const json& j, const std::string& where, ir::Op& op) {
-  ir::RopeAttrs& a = op.rope;
-  VKQC_TRY(ParseInt(j, "head_dim", where, a.head_dim));
-  VKQC_TRY(ParseFloat(j, "theta", where, a.theta));
-  VKQC_TRY(ParseInt(j, "max_positions", where, a.max_positions));
-  if (j.contains("layout")) {
-    const json& v = j["layout"];
-    if (v == "half") a.interleaved = false;
-    else if (v == "interleaved") a.interleaved = true;
-    else return Fail(where, "layout must be \"half\" (pairs i, i + head_dim/2) or \"interleaved\" (pairs 2i, 2i+1), not " + v.dump());
-  }
-  if (j.contains("scaling")) {
-    const json& sc = j["scaling"];
-    const std::string w = where + " scaling";
-    if (!sc.is_object()) return Fail(w, "must be an object");
-    VKQC_TRY(CheckKeys(sc, w, {"type", "factor", "low_freq_factor", "high_freq_factor", "original_max_position"}));
-    VKQC_ASSIGN_OR_RETURN(std::string type, String(sc, "type", w));
-    if (type != "llama3") return Fail(w, "unknown type " + Quote(type) + " (known: llama3)");
-    a.llama3 = true;
-    VKQC_TRY(ParseFloat(sc, "factor", w, a.factor));
-    VKQC_TRY(ParseFloat(sc, "low_freq_factor", w, a.low_freq_factor));
-    VKQC_TRY(ParseFloat(sc, "high_freq_factor", w, a.high_freq_factor));
-    VKQC_TRY(ParseInt(sc, "original_max_position", w, a.original_max_position));
-  }
-  return {};
-}
-
-Status Importer::ParseAttention(const json& j, const std::string& where, ir::Op& op) {
-  ir::AttentionAttrs& a = op.attention;
-  VKQC_TRY(ParseInt(j, "num_heads", where, a.num_heads));
-  VKQC_TRY(ParseInt(j, "num_kv_heads", where, a.num_kv_heads));
-  VKQC_TRY(ParseInt(j, "head_dim", where, a.head_dim));
-  return ParseFloat(j, "scale", where, a.scale);
-}
-
-Status Importer::ParseConcat(const json& j, const std::string& where, ir::Op& op) {
-  VKQC_TRY(ParseInt(j, "axis", where, op.concat.axis));
-  if (j.contains("output_quant"))
-    VKQC_TRY(ParseActivationQuant(j["output_quant"], where + " output_quant", op.concat.output_quant));
-  return ApplyOutputQuant(op.concat.output_quant, op, where);
-}
-
-Status Importer::ParseHardSigmoid(const json& j, const std::string& where, ir::Op& op) {
-  VKQC_TRY(ParseFloat(j, "alpha", where, op.unary.alpha));
-  return ParseFloat(j, "beta", where, op.unary.beta);
-}
-
-// An i8 output declared without a quant takes its input's (resize is a copy).
-Status Importer::ParseResize(const json& j, const std::string& where, ir::Op& op) {
-  VKQC_TRY(ParseInts(j, "scale", 2, "[h, w]", where, op.resize.scale));
-  if (op.inputs.size() == 1 && op.outputs.size() == 1) {
-    const ir::Tensor& x = g_.tensors[size_t(op.inputs[0])];
-    ir::Tensor& y = g_.tensors[size_t(op.outputs[0])];
-    if (x.dtype == ir::DType::I8 && y.dtype == ir::DType::I8 && x.quant && !y.quant) y.quant = x.quant;
-  }
-  return {};
-}
-
-// transpose and reshape copy values: an i8 output declared without a quant takes its input's.
-Status Importer::ParseReshape(const json&, const std::string&, ir::Op& op) {
-  if (op.inputs.size() == 1 && op.outputs.size() == 1) {
-    const ir::Tensor& x = g_.tensors[size_t(op.inputs[0])];
-    ir::Tensor& y = g_.tensors[size_t(op.outputs[0])];
-    if (x.dtype == ir::DType::I8 && y.dtype == ir::DType::I8 && x.quant && !y.quant) y.quant = x.quant;
-  }
-  return {};
-}
-
-Status Importer::ParseTranspose(const json& j, const std::string& where, ir::Op& op) {
-  auto it = j.find("perm");
-  if (it == j.end()) return Fail(where, "missing required key 'perm' (the permutation, e.g. [0, 2, 3, 1])");
-  const std::string want = "perm must be an array of at most 6 axis indices (e.g. [0, 2, 3, 1]), not ";
-  if (!it->is_array() || it->size() > 6) return Fail(where, want + it->dump());
-  for (const json& v : *it) {
-    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT32_MAX) ||
-        (!v.is_number_unsigned() && v.get<int64_t>() < INT32_MIN))
-      return Fail(where, want + it->dump());
-    op.transpose.perm.push_back(v.get<int32_t>());
-  }
-  return ParseReshape(j, where, op);
-}
-
-// clip: "min" and "max" are optional (absent: no bound, -inf / +inf).
-Status Importer::ParseClip(const json& j, const std::string& where, ir::Op& op) {
-  op.unary.alpha = -std::numeric_limits<float>::infinity();
-  op.unary.beta = std::numeric_limits<float>::infinity();
-  for (const char* key : {"min", "max"}) {
-    if (!j.contains(key)) continue;
-    const json& v = j[key];
-    const double d = v.is_number() ? v.get<double>() : 0.0;
-    if (!v.is_number() || !(std::fabs(d) <= double(std::numeric_limits<float>::max())))
-      return Fail(where, std::string(key) + " must be a finite number in float range (leave it out for no bound), not " +
-                             v.dump());
-    (key[1] == 'i' ? op.unary.alpha : op.unary.beta) = float(d);
-  }
-  return {};
-}
-
-const std::vector<OpSyntax>& OpSyntaxes() {
-  static const std::vector<OpSyntax> kOps = {
-      {"linear",
-       ir::OpType::Linear,
-       {"input_quant", "output_quant", "fused_relu", "fused_relu6"},
-       &Importer::ParseLinear},
-      {"mul", ir::OpType::Mul, {}, &Importer::ParseNoAttrs},
-      {"silu", ir::OpType::Silu, {}, &Importer::ParseNoAttrs},
-      {"quantize", ir::OpType::Quantize, {}, &Importer::ParseNoAttrs},
-      {"dequantize", ir::OpType::Dequantize, {}, &Importer::ParseNoAttrs},
-      {"conv2d",
-       ir::OpType::Conv2d,
-       {"stride", "padding", "dilation", "groups", "activation", "input_quant", "output_quant"},
-       &Importer::ParseConv2d},
-      {"add", ir::OpType::Add, {"activation", "output_quant"}, &Importer::ParseAdd},
-      {"avg_pool2d",
-       ir::OpType::AvgPool2d,
-       {"kernel", "stride", "padding", "global", "output_quant"},
-       &Importer::ParsePool},
-      {"embedding", ir::OpType::Embedding, {}, &Importer::ParseNoAttrs},
-      {"rms_norm", ir::OpType::RmsNorm, {"eps"}, &Importer::ParseNorm},
-      {"rope",
-       ir::OpType::Rope,
-       {"head_dim", "theta", "layout", "max_positions", "scaling"},
-       &Importer::ParseRope},
-      {"attention", ir::OpType::Attention, {"num_heads", "num_kv_heads", "head_dim", "scale"},
-       &Importer::ParseAttention},
-      {"argmax", ir::OpType::Argmax, {}, &Importer::ParseNoAttrs},
-      {"max_pool2d",
-       ir::OpType::MaxPool2d,
-       {"kernel", "stride", "padding", "global", "output_quant"},
-       &Importer::ParsePool},
-      {"concat", ir::OpType::Concat, {"axis", "output_quant"}, &Importer::ParseConcat},
-      {"sigmoid", ir::OpType::Sigmoid, {}, &Importer::ParseNoAttrs},
-      {"hard_sigmoid", ir::OpType::HardSigmoid, {"alpha", "beta"}, &Importer::ParseHardSigmoid},
-      {"hard_swish", ir::OpType::HardSwish, {}, &Importer::ParseNoAttrs},
-      {"resize_nearest", ir::OpType::ResizeNearest, {"scale"}, &Importer::ParseResize},
-      {"softmax", ir::OpType::Softmax, {}, &Importer::ParseNoAttrs},
-      {"transpose", ir::OpType::Transpose, {"perm"}, &Importer::ParseTranspose},
-      {"reshape", ir::OpType::Reshape, {}, &Importer::ParseReshape},
-      {"clip", ir::OpType::Clip, {"min", "max"}, &Importer::ParseClip},
-  };
-  return kOps;
-}
-
-Status Importer::ParseOp(const json& j, size_t index) {
-  std::string where = Where("ops", index, "");
-  if (!j.is_object()) return Fail(where, "must be an object");
-  VKQC_ASSIGN_OR_RETURN(std::string type, String(j, "type", where));
-  ir::Op op;
-  if (j.contains("name")) {
-    VKQC_ASSIGN_OR_RETURN(op.name, String(j, "name", where));
-  } else {
-    op.name = type + "_" + std::to_string(index);
-  }
-  where = Where("ops", index, op.name);
-  const OpSyntax* syntax = nullptr;
-  std::vector<std::string> known;
-  for (const OpSyntax& s : OpSyntaxes()) {
-    known.push_back(s.type);
-    if (type == s.type) syntax = &s;
-  }
-  if (!syntax)
-    return Fail(where, "unknown op type " + Quote(type) + " (known: " + Join(known) + ")");
-  std::vector<std::string> keys = {"type", "name", "inputs", "outputs"};
-  keys.insert(keys.end(), syntax->attr_keys.begin(), syntax->attr_keys.end());
-  VKQC_TRY(CheckKeys(j, where, keys));
-  op.type = syntax->op_type;
-  VKQC_ASSIGN_OR_RETURN(op.inputs, TensorList(j, "inputs", where));
-  VKQC_ASSIGN_OR_RETURN(op.outputs, TensorList(j, "outputs", where));
-  VKQC_TRY((this->*syntax->parse)(j, where, op));
-  g_.ops.push_back(std::move(op));
-  return {};
-}
-
 // "line L, column C" of a 1-based byte position in `text`.
 std::string LineColumn(const std::string& text, size_t byte) {
   size_t line = 1;
@@ -990,10 +570,12 @@ Result<ir::Graph> Importer::Run() {
   return std::move(g_);
 }
 
-}  // namespace
+}  // namespace vkqc::json_import
+
+namespace vkqc {
 
 Result<ir::Graph> ImportJsonGraph(const std::string& json_path) {
-  return Importer(json_path).Run();
+  return json_import::Importer(json_path).Run();
 }
 
 }  // namespace vkqc
