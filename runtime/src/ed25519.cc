@@ -348,6 +348,7 @@ void Sha512::Block(const uint8_t* p) {
 }
 
 void Sha512::Update(const void* data, size_t size) {
+  if (size == 0) return;  // data may be null (an empty message): memcpy must not see it
   const auto* p = static_cast<const uint8_t*>(data);
   bytes_ += size;
   if (fill_) {
