@@ -1,16 +1,17 @@
 #version 450
-// Causal attention for prefill (many query rows at once), tiled: a workgroup takes TB query rows of
-// all G = HQ / HKV query heads that share one KV head (virtual rows v = row * G + head, TB =
-// floor(BR / G), BR = VKQC_BR = 32 or 16; the BR - TB * G virtual rows left over are idle) and walks the cache in blocks of BC = 32 keys. Each block's K, then V, is read from global
-// memory once into shared memory and used by all 32 virtual rows (the rows kernel read every key
-// once per row and head); scores and outputs are register tiles (2 rows x 4 keys, 4 rows x 4 (or 8)
-// dimensions per invocation; 4 * BR invocations) over shared memory. Online softmax in fp32 per virtual row (running
-// max m, sum l; the output rescaled by exp(m_old - m_new) per block). Row t attends to cache
-// positions 0 .. pos0 + t, as attention.comp; same buffers and spec constants.
+// Causal attention for prefill (many query rows at once), tiled: a workgroup takes TB query rows
+// of all G = HQ / HKV query heads that share one KV head (virtual rows v = row * G + head,
+// TB = floor(BR / G), BR = VKQC_BR = 32 or 16; the BR - TB * G virtual rows left over are idle)
+// and walks the cache in blocks of BC = 32 keys. Each block's K, then V, is read from global memory
+// once into shared memory and used by all virtual rows (the rows kernel read every key once per row
+// and head); scores and outputs are register tiles (2 rows x 4 keys; 4 rows x 1 or 2 vec4 columns
+// per invocation; 4 * BR invocations) over shared memory. Online softmax in fp32 per virtual row
+// (running max m, sum l; the output rescaled by exp(m_old - m_new) per block). Row t attends to
+// cache positions 0 .. pos0 + t, as attention.comp; same buffers and spec constants.
 // D = VKQC_D (a multiple of 4 up to 128, a define: it sizes the register tiles; output columns
 // past D / 4 of the last 16-column slice are idle). Grid (ceil(ROWS / TB), HKV).
-// Shared memory: ((BR + 32) * (D / 4 + 1) * 16 + BR * 33 * 4 + BR * 12) bytes (AttentionTiledShared):
-// BR 32: 22,016 (D 64) / 38,400 (D 128); BR 16: 15,360 / 27,648.
+// Shared memory: AttentionTiledShared (compiler/kernels/attention/lower.cc):
+// BR 32: 22,016 B (D 64) / 38,400 (D 128); BR 16: 15,360 / 27,648.
 #include "common.glslh"
 
 layout(local_size_x = 4 * VKQC_BR) in;

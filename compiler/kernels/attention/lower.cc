@@ -27,7 +27,10 @@ AttentionChoice SelectAttention(int64_t rows, int64_t heads, int64_t cache_len) 
 }
 
 uint32_t AttentionTiledShared(uint32_t br, uint32_t head_dim) {
-  return (br + 32) * (head_dim / 4 + 1) * 16 + br * 33 * 4 + br * 12;
+  constexpr uint32_t kKeys = 32;  // BC, the keys of one block
+  const uint32_t row_bytes = (head_dim / 4 + 1) * 16;  // a padded row of vec4
+  // queries and the K/V block; scores (padded rows); running max, sum and correction per row
+  return (br + kKeys) * row_bytes + br * (kKeys + 1) * 4 + br * 3 * 4;
 }
 
 TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, int64_t head_dim,
@@ -97,6 +100,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   }
   // 2. attention over the cache: tiled for prefill where it fits; else per (row, head), split
   // along the cache when that leaves the GPU idle (3. combined)
+  const std::string detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
+                             std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) +
+                             ", cache of " + std::to_string(s) + " positions";
   using AK = CompileOptions::AttentionKernel;
   const AK force = ctx.options().attention;
   TiledChoice tc = rows > 1 ? SelectTiledAttention(rows, a.num_heads, a.num_kv_heads, a.head_dim,
@@ -126,9 +132,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     pl.reason = "prefill: " + std::to_string(tc.br) + " virtual rows (" + std::to_string(tb) + " query rows x " +
                 std::to_string(g) + " heads sharing a KV head) per workgroup read each 32-key block of K and V "
                 "once into shared memory" + fused_note;
-    pl.detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
-                std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) + ", cache of " +
-                std::to_string(s) + " positions, " + std::to_string(at.shared_memory_bytes) + " B shared";
+    pl.detail = detail + ", " + std::to_string(at.shared_memory_bytes) + " B shared";
     return {};
   }
   const AttentionChoice c = SelectAttention(rows, a.num_heads, s);
@@ -162,9 +166,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   }
   pl.variant = std::string(c.splits > 1 ? "attention_split" : "attention_rows") + "_kv" + (f16 ? "f16" : "f32");
   pl.reason = c.reason + (rows > 1 ? " (not tiled: " + tc.why + ")" : std::string()) + fused_note;
-  pl.detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
-              std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) + ", cache of " +
-              std::to_string(s) + " positions";
+  pl.detail = detail;
   return {};
 }
 

@@ -24,8 +24,8 @@ AttentionChoice SelectAttention(int64_t rows, int64_t heads, int64_t cache_len);
 
 // The tiled prefill kernel (shaders/attention_tiled.comp): BR virtual rows (query rows x the G
 // query heads of one KV head) per workgroup, 32-key blocks of K and V in shared memory. Taken for
-// head_dim a multiple of 4 up to 128, up to 32 query heads per KV head, where a tile fits the target's shared
-// memory and the rows fill one tile (`forced`: also when they do not).
+// head_dim a multiple of 4 up to 128, up to 32 query heads per KV head, where a tile fits the
+// target's shared memory and the rows fill one tile (`forced`: also when they do not).
 struct TiledChoice {
   uint32_t br = 0;  // 0: not taken (`why` says why)
   std::string why;
