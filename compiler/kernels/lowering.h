@@ -32,9 +32,11 @@ struct CompileOptions {
   std::vector<int64_t> tokens;
   linear::SelectOptions select;
   conv::ConvSelectOptions conv;
-  // Attention over the KV cache: Auto (tiled for prefill where it fits, else per row and head),
-  // or one of them forced (`--force-attention rows|tiled`: tiled for every program of more than one
-  // row, an error where it cannot run them; one-row programs always take the per-row kernel).
+  // Attention over the KV cache: Auto (tiled for prefill where it fits, else per row and head;
+  // one-row programs the decode kernel where it fits, else per row), or forced
+  // (`--force-attention rows|tiled`): rows takes the per-row kernels everywhere (one-row programs
+  // included); tiled takes the tiled kernel for every program of more than one row (an error where
+  // it cannot run them) and leaves one-row programs to Auto's choice.
   enum class AttentionKernel { Auto, Rows, Tiled } attention = AttentionKernel::Auto;
   // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
@@ -98,6 +100,9 @@ class LowerContext : public CompileView {
   virtual Bind RowParams(int tensor, bool written) = 0;
   // A fresh arena range only this op uses (placed by lifetime like any tensor); written.
   virtual Bind Scratch(uint64_t bytes, const std::string& name) = 0;
+  // The bundle's compiler-owned state of arrival counters (PlanStates adds it where a family asks
+  // for it: attention::DecodeSyncBytes); zero at load, and every kernel using it leaves it zero.
+  virtual Bind SyncState() = 0;
   virtual void Dispatch(const linear::DispatchParams& d, std::vector<Bind> binds) = 0;
 
   // Packed int8 rows (and dq8ca row parameters) of float tensor t quantized as `act`, shared by

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "compiler/common/log.h"
+#include "compiler/kernels/attention/lower.h"
 #include "compiler/graph/vkqg_io.h"  // Fnv1a64
 #include "compiler/plan/planner.h"
 #include "compiler/shaderlib/shaderlib.h"
@@ -114,6 +115,15 @@ class ProgramLowering final : public kernels::LowerContext {
   Bind Scratch(uint64_t bytes, const std::string& name) override {
     return Bind{AddVb(SliceKind::Arena, 0, bytes, name), 0, 0, true};
   }
+  Bind SyncState() override {
+    if (sync_vb_ < 0) {
+      uint32_t index = 0;
+      for (const ir::Tensor& t : graph().tensors) index += t.state;
+      sync_vb_ = AddVb(SliceKind::State, index, attention::DecodeSyncBytes(graph(), fuse(), profile(), options()),
+                       attention::kSyncStateName);
+    }
+    return Bind{sync_vb_, 0, 0, true};
+  }
   void Dispatch(const linear::DispatchParams& d, std::vector<Bind> binds) override {
     specs_.push_back({d, std::move(binds), layer_});
   }
@@ -186,6 +196,7 @@ class ProgramLowering final : public kernels::LowerContext {
   uint32_t layer_ = 0;
   std::map<std::string, Quantized> quantized_;
   std::map<int, Bind> halves_;
+  int sync_vb_ = -1;
 };
 
 PlanIo ProgramLowering::MakeIo(int t) const {
@@ -404,6 +415,9 @@ void PlanStates(const LowerInputs& in, BundlePlan* plan) {
     if (t.shape.size() == 3) max_context = max_context ? std::min<uint64_t>(max_context, t.shape[1]) : t.shape[1];
   }
   if (plan->states.empty()) return;
+  // The compiler's own state, after the graph's: arrival counters of the decode attention.
+  if (const uint64_t sync = attention::DecodeSyncBytes(g, in.fuse, in.profile, in.options))
+    plan->states.push_back({attention::kSyncStateName, {int64_t(sync / 4)}, uint8_t(ir::DType::I32), sync});
   for (const ir::Op& op : g.ops)
     if (op.type == ir::OpType::Rope) max_context = std::min<uint64_t>(max_context, uint64_t(op.rope.max_positions));
   plan->max_context = uint32_t(std::min<uint64_t>(max_context, 1u << 24));

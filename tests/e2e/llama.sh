@@ -82,7 +82,8 @@ for t in 1 128; do
 done
 vk inspect "$K"
 if out_has "embedding_q8csw" && out_has "rms_norm_f32" && out_has "run with the cache append in one dispatch" \
-  && out_has "attention_split_kvf16" && out_has "attention_tiled_kvf16" && out_has "argmax_f32" && out_has "flash decoding" \
+  && out_has "attention_decode_kvf16" && out_has "attention_tiled_kvf16" && out_has "argmax_f32" \
+  && out_has "and the cache append in the same dispatch" && out_has "the last of the others to finish combines" \
   && out_has "silu_mul_f32"; then
   ok "inspect shows the decoder kernels and why"
 else
@@ -112,10 +113,12 @@ if out_has "attention_tiled_kvf16"; then ok "the 16-token program attends with t
 else fail "tiled attention by default" "$(last_run_report)"; fi
 expect_writes "compile with --force-attention rows" "$WORK/rows.vkqb" compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention rows -o "$WORK/rows.vkqb"
 vk inspect "$WORK/rows.vkqb"
-if [ "$RC" -eq 0 ] && ! out_has "attention_tiled" && out_has "(not tiled: --force-attention rows)"; then
-  ok "--force-attention rows: the 16-token program takes a per-row kernel"
+if [ "$RC" -eq 0 ] && ! out_has "attention_tiled" && ! out_has "attention_decode" && out_has "(not tiled: --force-attention rows)" \
+  && out_has "attention_split_kvf16" && out_has "(not the decode kernel: --force-attention rows)"; then
+  ok "--force-attention rows: the 16-token and the one-token programs take the per-row kernels"
 else fail "--force-attention rows" "$(last_run_report)"; fi
 expect_pass "rows attention = reference (16 tokens)" run "$WORK/rows.vkqb" --tokens 16 --reference "$M/graph.json" --validation
+expect_pass "split attention = reference (1 token)" run "$WORK/rows.vkqb" --tokens 1 --reference "$M/graph.json" --validation
 expect_error "bad --force-attention" "--force-attention must be rows or tiled, not 'flash'" -- \
   compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention flash -o "$WORK/forced.vkqb"
 expect_writes "compile a stateless MLP" "$WORK/stateless.vkqb" compile "$SRC/examples/mlp/graph.json" --target lavapipe --tokens 1 -o "$WORK/stateless.vkqb"

@@ -265,6 +265,8 @@ struct AttnCase {
   std::string want = {};
   std::string profile = {};
   AttentionKernel force = AttentionKernel::Auto;
+  int decode_steps = 1;          // one-row runs after the first run
+  std::string want_decode = {};  // their kernel's variant prefix (empty: not checked)
 };
 
 // q/k/v inputs [T, H*D] -> attention over state caches; programs `prefill` and 1 share the cache.
@@ -301,15 +303,21 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
                            std::to_string(c.d) + " S " + std::to_string(c.cache) + (c.f16 ? " f16" : " f32") +
                            " T " + std::to_string(c.prefill) + " start " + std::to_string(c.start);
   int32_t at = c.start;
-  for (int64_t tokens : {c.prefill, int64_t(1)}) {
+  std::vector<int64_t> runs{c.prefill};
+  runs.insert(runs.end(), size_t(c.decode_steps), 1);
+  for (size_t run = 0; run < runs.size(); ++run) {
+    const int64_t tokens = runs[run];
     if (at + tokens > c.cache) break;
     uint32_t prog = 0;
     ASSERT_EQ(vkqc_model_find_program(l.model, uint32_t(tokens), &prog), VKQC_OK);
     vkqc_layer_info li;
     vkqc_model_layer_info(l.model, prog, 0, &li);
     ++(*variants)[li.variant];
-    if (tokens == c.prefill && !c.want.empty()) {
+    if (run == 0 && !c.want.empty()) {
       EXPECT_EQ(std::string(li.variant).rfind(c.want, 0), 0u) << what << ": " << li.variant;
+    }
+    if (run > 0 && !c.want_decode.empty()) {
+      EXPECT_EQ(std::string(li.variant).rfind(c.want_decode, 0), 0u) << what << " decode: " << li.variant;
     }
     const uint32_t seed = uint32_t(tokens * 131 + at);
     const auto qv = RandomFloats(size_t(tokens * c.hq * c.d), seed, 0.5f);
@@ -333,7 +341,7 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
     // Relative to sum_j p_j |v_j| (the scale of the rounding error of each output).
     double e = 0;
     for (size_t i = 0; i < r.size(); ++i) e = std::max(e, std::fabs(double(got[i]) - r[i]) / (std::fabs(r[i]) + 0.1));
-    EXPECT_LE(e, 2e-5) << what << " run of " << tokens << " (" << li.variant << ")";
+    EXPECT_LE(e, 2e-5) << what << " run of " << tokens << " at " << at << " (" << li.variant << ")";
     // The device's cache holds exactly the reference's values (f16-rounded rows, zeros elsewhere).
     for (const char* name : {"k_cache", "v_cache"}) {
       vkqc_tensor_info si;
@@ -396,6 +404,71 @@ TEST(Decoder, AttentionMatchesReference) {
   EXPECT_GT(variants["attention_rows_kvf16"], 0);
   EXPECT_GT(variants["attention_split_kvf16"], 0);
   EXPECT_GT(variants["attention_split_kvf32"], 0);
+}
+
+// The decode kernel (one query row, one dispatch with the cache append): GQA ratios 1 to 32,
+// head_dim 2 to 256, f16 and f32 caches, one to several chunks in use (the last to finish combines
+// them, and leaves the arrival counters at zero for the next step), chunks of several blocks, runs
+// to the cache's last row; refused with the reason where it cannot run.
+TEST(Decoder, DecodeAttentionMatchesReference) {
+  std::map<std::string, int> variants;
+  const std::string d = "attention_decode";
+  const AttnCase cases[] = {
+      {32, 8, 64, 2048, true, 5, 120, "", "", AttentionKernel::Auto, 12, d},  // 1b-shaped: 2 then 3 chunks
+      {8, 2, 64, 300, true, 3, 60, "", "", AttentionKernel::Auto, 8, d},      // crosses 64: 1 -> 2 chunks
+      {16, 2, 128, 300, false, 1, 250, "", "", AttentionKernel::Auto, 5, d},  // f32, head_dim 128, 4 chunks
+      {28, 4, 64, 90, false, 2, 30, "", "", AttentionKernel::Auto, 3, d},     // ratio 7
+      {12, 4, 96, 100, true, 2, 40, "", "", AttentionKernel::Auto, 3, d},     // head_dim 96, ratio 3
+      {8, 8, 80, 70, true, 1, 60, "", "", AttentionKernel::Auto, 9, d},       // ratio 1, head_dim 80, to the last row
+      {32, 1, 64, 200, true, 1, 130, "", "", AttentionKernel::Auto, 2, d},    // ratio 32
+      {8, 2, 2, 40, false, 1, 20, "", "", AttentionKernel::Auto, 2, d},       // head_dim 2: blocks of 128
+      {4, 2, 6, 300, true, 1, 160, "", "", AttentionKernel::Auto, 2, d},      // head_dim 6: 2 chunks of 128
+      {4, 2, 4, 40, true, 1, 30, "", "", AttentionKernel::Auto, 2, d},        // head_dim 4
+      {2, 1, 256, 300, true, 1, 200, "", "", AttentionKernel::Auto, 3, d},    // head_dim 256
+      {8, 2, 64, 9000, true, 1, 8500, "", "", AttentionKernel::Auto, 3, d},   // 47 chunks of 3 blocks
+      // forced to the per-row kernels; 4 storage buffers per stage (android-baseline-2022): split
+      {8, 2, 64, 300, true, 3, 100, "", "", AttentionKernel::Rows, 2, "attention_split"},
+      {8, 2, 64, 300, true, 3, 100, "", "android-baseline-2022", AttentionKernel::Auto, 2, "attention_split"},
+      {64, 1, 64, 100, true, 1, 10, "", "", AttentionKernel::Auto, 2, "attention_split"},  // ratio 64
+  };
+  for (const AttnCase& c : cases) CheckAttention(c, &variants);
+  EXPECT_GT(variants["attention_decode_kvf16"], 0);
+  EXPECT_GT(variants["attention_decode_kvf32"], 0);
+}
+
+// Where the decode kernel is not taken (the reasons: AttentionSelect.DecodeKernel* and the CLI
+// e2e), one-row programs run the per-row kernels and the bundle has no sync state.
+TEST(Decoder, DecodeAttentionRefusalsRunPerRow) {
+  const struct {
+    AttnCase c;
+    std::string profile;
+    AttentionKernel force;
+  } cases[] = {
+      {{8, 2, 64, 64, true, 1, 0}, "android-baseline-2022", AttentionKernel::Auto},
+      {{8, 2, 64, 64, true, 1, 0}, gpu_test::TestProfile(), AttentionKernel::Rows},
+      {{64, 1, 64, 64, true, 1, 0}, gpu_test::TestProfile(), AttentionKernel::Auto},
+  };
+  for (const auto& r : cases) {
+    auto b = Compile(AttentionGraph(r.c), {1}, r.profile, r.force);
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    gpu_test::Loaded l;
+    ASSERT_TRUE(Load(*b, &l));
+    vkqc_layer_info li;
+    ASSERT_EQ(vkqc_model_layer_info(l.model, 0, 0, &li), VKQC_OK);
+    const std::string v = li.variant;
+    EXPECT_TRUE(v.rfind("attention_split", 0) == 0 || v.rfind("attention_rows", 0) == 0) << v;
+    EXPECT_EQ(vkqc_model_state_count(l.model), 2u);
+  }
+  // Taken: the sync state follows the graph's states, 4 bytes per KV head (16 at least).
+  auto b = Compile(AttentionGraph({8, 2, 64, 64, true, 1, 0}), {1});
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  gpu_test::Loaded l;
+  ASSERT_TRUE(Load(*b, &l));
+  ASSERT_EQ(vkqc_model_state_count(l.model), 3u);
+  vkqc_tensor_info si;
+  ASSERT_EQ(vkqc_model_state_info(l.model, 2, &si), VKQC_OK);
+  EXPECT_STREQ(si.name, "vkqc.sync");
+  EXPECT_EQ(si.size_bytes, 16u);
 }
 
 // --force-attention tiled where the tiled kernel cannot run is a compile error that says why;

@@ -62,7 +62,123 @@ TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, 
   return c;
 }
 
+uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk) {
+  // queries, the new row, partial dots (one per invocation and head), scores, the block's values,
+  // running max / sum / correction and the reduction scratch per head, the last-arrival flag
+  return g * head_dim * 4 + 2 * head_dim * 4 + g * 128 * 4 + g * bk * 4 + bk * head_dim * 4 + g * 11 * 4 + 4;
+}
+
+DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
+                                   bool rope_fused, const TargetProfile& profile) {
+  DecodeChoice c;
+  const int64_t g = heads / std::max<int64_t>(kv_heads, 1);
+  if (g > 32) {
+    c.why = std::to_string(g) + " query heads per KV head (the decode kernel takes up to 32)";
+    return c;
+  }
+  if (head_dim % 2 != 0 || head_dim > 256) {
+    c.why = "head_dim " + std::to_string(head_dim) + " (the decode kernel takes even ones up to 256)";
+    return c;
+  }
+  c.storage_buffers = rope_fused ? 11 : 8;
+  if (profile.max_per_stage_descriptor_storage_buffers < c.storage_buffers) {
+    c.why = "the decode kernel binds " + std::to_string(c.storage_buffers) + " storage buffers, the target allows " +
+            std::to_string(profile.max_per_stage_descriptor_storage_buffers) + " per stage";
+    return c;
+  }
+  if (profile.max_compute_work_group_invocations < 128) {
+    c.why = "the decode kernel's workgroup of 128 exceeds the target's limit";
+    return c;
+  }
+  for (uint32_t bk : {64u, 32u, 16u, 128u}) {  // 128: one invocation per key (head_dim not a multiple of 4)
+    if (head_dim % (2 * (128 / bk)) != 0) continue;
+    const uint32_t shared = AttentionDecodeShared(uint32_t(g), uint32_t(head_dim), bk);
+    if (shared > profile.max_compute_shared_memory_size) continue;
+    c.bk = bk;
+    c.shared = shared;
+    // One block per split up to kDecodeMaxSplits splits; longer caches take more blocks per split.
+    const uint64_t blocks = (uint64_t(cache_len) + bk - 1) / bk;
+    const uint64_t per = (blocks + kDecodeMaxSplits - 1) / kDecodeMaxSplits;
+    c.chunk = uint32_t(per * bk);
+    c.splits = uint32_t((uint64_t(cache_len) + c.chunk - 1) / c.chunk);
+    return c;
+  }
+  c.why = "head_dim " + std::to_string(head_dim) + " with " + std::to_string(g) +
+          " query heads per KV head: no block of 64, 32, 16 or 128 keys fits (shared memory " +
+          std::to_string(profile.max_compute_shared_memory_size) + " B)";
+  return c;
+}
+
+uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,
+                         const CompileOptions& options) {
+  if (options.attention == CompileOptions::AttentionKernel::Rows) return 0;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const ir::Op& op = g.ops[i];
+    if (op.type != ir::OpType::Attention) continue;
+    const ir::AttentionAttrs& a = op.attention;
+    const bool rope = i < fuse.rope_q.size() && fuse.rope_q[i] >= 0;
+    const int64_t s = g.tensors[size_t(op.inputs[3])].shape[1];
+    const DecodeChoice c = SelectDecodeAttention(a.num_heads, a.num_kv_heads, a.head_dim, s, rope, profile);
+    if (c.bk) bytes = std::max<uint64_t>(bytes, uint64_t(a.num_kv_heads) * 4);
+  }
+  return bytes ? (bytes + 15) / 16 * 16 : 0;
+}
+
 namespace {
+
+// One query row: the decode kernel, one dispatch (see SelectDecodeAttention).
+void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, PlanLayer& pl,
+                 const std::string& detail) {
+  const ir::Op& op = ctx.op(i);
+  const ir::AttentionAttrs& a = op.attention;
+  const bool f16 = ctx.tensor(op.inputs[3]).dtype == ir::DType::F16;
+  const int rq = ctx.fuse().rope_q[i], rk = ctx.fuse().rope_k[i];
+  const uint32_t g = uint32_t(a.num_heads / a.num_kv_heads);
+  std::vector<std::string> defs = {"VKQC_D=" + std::to_string(a.head_dim), "VKQC_G=" + std::to_string(g),
+                                   "VKQC_BK=" + std::to_string(c.bk)};
+  if (f16) defs.push_back("VKQC_KV_F16");
+  if (rq >= 0) defs.push_back("VKQC_ROPE");
+  if (rq >= 0 && ctx.op(size_t(rq)).rope.interleaved) defs.push_back("VKQC_INTERLEAVED");
+  linear::DispatchParams d;
+  d.shader = {"attention_decode.comp", defs};
+  d.local_size[0] = 128;
+  d.local_size[1] = d.local_size[2] = 1;
+  d.group_count[0] = c.splits;
+  d.group_count[1] = uint32_t(a.num_kv_heads);
+  d.group_count[2] = 1;
+  const uint32_t maxpos = rq >= 0 ? uint32_t(ctx.op(size_t(rq)).rope.max_positions) : 1;
+  const int64_t s = ctx.tensor(op.inputs[3]).shape[1];
+  d.spec = {{1, uint32_t(a.num_heads)}, {2, uint32_t(a.num_kv_heads)}, {3, uint32_t(s)}, {4, c.chunk},
+            {5, c.splits}, {6, kernels::FloatBits(a.Scale())}, {7, maxpos}};
+  d.shared_memory_bytes = c.shared;
+  const kernels::Bind part =
+      ctx.Scratch(uint64_t(a.num_heads) * c.splits * (a.head_dim + 2) * 4, op.name + ".partials");
+  const kernels::Bind sync = ctx.SyncState();
+  const kernels::Bind pos = ctx.Read(op.inputs[5]);
+  std::string fused_note;
+  if (rq >= 0) {
+    const ir::Op& ropq = ctx.op(size_t(rq));
+    const ir::Op& ropk = ctx.op(size_t(rk));
+    ctx.Dispatch(d, {ctx.Read(ropq.inputs[0]), ctx.Read(ropk.inputs[0]), ctx.Read(op.inputs[2]), pos,
+                     ctx.Constants(size_t(rq)), ctx.Write(op.inputs[3]), ctx.Write(op.inputs[4]),
+                     ctx.Write(op.inputs[0]), ctx.Write(op.inputs[1]), part, sync, ctx.Write(op.outputs[0])});
+    fused_note = "; rope '" + ropq.name + "' and '" + ropk.name + "' and the cache append in the same dispatch";
+  } else {
+    ctx.Dispatch(d, {ctx.Read(op.inputs[0]), ctx.Read(op.inputs[1]), ctx.Read(op.inputs[2]), pos,
+                     ctx.Write(op.inputs[3]), ctx.Write(op.inputs[4]), part, sync, ctx.Write(op.outputs[0])});
+    fused_note = "; the cache append in the same dispatch";
+  }
+  pl.variant = std::string("attention_decode_kv") + (f16 ? "f16" : "f32");
+  pl.reason = "decode: one workgroup per (KV head, chunk of " + std::to_string(c.chunk) + " cache positions) reads " +
+              "each key and value once for the " + std::to_string(g) + " query heads sharing it, in blocks of " +
+              std::to_string(c.bk) + " keys" +
+              (c.splits > 1 ? "; chunks past the context return at once, the last of the others to finish combines "
+                              "them (arrival counters in the bundle's sync state)"
+                            : std::string()) +
+              fused_note;
+  pl.detail = detail + ", " + std::to_string(c.splits) + " chunks, " + std::to_string(c.shared) + " B shared";
+}
 
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
@@ -75,6 +191,22 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const std::vector<std::string> kv_def = f16 ? std::vector<std::string>{"VKQC_KV_F16"} : std::vector<std::string>{};
   const kernels::Bind pos = ctx.Read(op.inputs[5]);
   const int rq = ctx.fuse().rope_q[i], rk = ctx.fuse().rope_k[i];
+  const std::string detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
+                             std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) +
+                             ", cache of " + std::to_string(s) + " positions";
+  using AK = CompileOptions::AttentionKernel;
+  const AK force = ctx.options().attention;
+  std::string decode_why;
+  if (rows == 1 && force != AK::Rows) {
+    const DecodeChoice dc = SelectDecodeAttention(a.num_heads, a.num_kv_heads, a.head_dim, s, rq >= 0, ctx.profile());
+    if (dc.bk) {
+      LowerDecode(ctx, i, dc, pl, detail);
+      return {};
+    }
+    decode_why = " (not the decode kernel: " + dc.why + ")";
+  } else if (rows == 1) {
+    decode_why = " (not the decode kernel: --force-attention rows)";
+  }
   std::string fused_note;
   if (rq >= 0) {  // 1. rope of q and k and the append, one dispatch
     const ir::Op& ropq = ctx.op(size_t(rq));
@@ -100,11 +232,6 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   }
   // 2. attention over the cache: tiled for prefill where it fits; else per (row, head), split
   // along the cache when that leaves the GPU idle (3. combined)
-  const std::string detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
-                             std::to_string(a.num_kv_heads) + " KV heads) of " + std::to_string(a.head_dim) +
-                             ", cache of " + std::to_string(s) + " positions";
-  using AK = CompileOptions::AttentionKernel;
-  const AK force = ctx.options().attention;
   TiledChoice tc = rows > 1 ? SelectTiledAttention(rows, a.num_heads, a.num_kv_heads, a.head_dim,
                                                    ctx.profile().max_compute_shared_memory_size, force == AK::Tiled)
                             : TiledChoice{0, "one query row"};
@@ -165,7 +292,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     ctx.Dispatch(cb, {out.AsRead(), pos, y});
   }
   pl.variant = std::string(c.splits > 1 ? "attention_split" : "attention_rows") + "_kv" + (f16 ? "f16" : "f32");
-  pl.reason = c.reason + (rows > 1 ? " (not tiled: " + tc.why + ")" : std::string()) + fused_note;
+  pl.reason = c.reason + (rows > 1 ? " (not tiled: " + tc.why + ")" : decode_why) + fused_note;
   pl.detail = detail;
   return {};
 }

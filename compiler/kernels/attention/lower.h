@@ -34,4 +34,26 @@ uint32_t AttentionTiledShared(uint32_t br, uint32_t head_dim);
 TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, int64_t head_dim,
                                  uint32_t max_shared_bytes, bool forced = false);
 
+// The decode kernel (shaders/attention_decode.comp) for one-row programs: one workgroup of 128
+// per (KV head, chunk of the cache) serves the G query heads of that KV head, appends the new row
+// (and rotates q and k where the rope ops are fused into it), and the last chunk to finish combines
+// the chunks, counted in the bundle's sync state: one dispatch per layer. Taken where G <= 32,
+// head_dim is even and up to 256, a block of BK keys fits the target's shared memory (BK the first
+// of 64, 32, 16, 128 with head_dim a multiple of 2 x 128 / BK), and the target allows its storage
+// buffers per stage (8; 11 with the rope fused).
+struct DecodeChoice {
+  uint32_t bk = 0;  // 0: not taken (`why` says why)
+  uint32_t chunk = 0, splits = 0, shared = 0, storage_buffers = 0;
+  std::string why;
+};
+constexpr uint32_t kDecodeMaxSplits = 64;
+uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk);
+DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
+                                   bool rope_fused, const TargetProfile& profile);
+// Bytes of the sync state the graph's attention ops need on this target (0: none takes the decode
+// kernel; `--force-attention rows`: none).
+uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,
+                         const CompileOptions& options);
+constexpr const char* kSyncStateName = "vkqc.sync";
+
 }  // namespace vkqc::attention

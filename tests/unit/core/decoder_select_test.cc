@@ -35,6 +35,52 @@ TEST(AttentionSelect, SplitsDecodeRowsPrefill) {
   }
 }
 
+// The decode kernel's blocks, chunks and refusals (built-in profiles: nvidia-hopper 48 KiB of
+// shared memory and unbounded storage buffers, android-baseline-2022 16 KiB and 4).
+TEST(AttentionSelect, DecodeKernelBlocksChunksAndRefusals) {
+  auto hopper = LoadProfile("nvidia-hopper");
+  auto phone = LoadProfile("android-baseline-2022");
+  ASSERT_TRUE(hopper.ok() && phone.ok());
+  struct Case {
+    int64_t heads, kv_heads, head_dim, cache;
+    bool rope;
+    const TargetProfile* p;
+    uint32_t bk, chunk, splits;
+    const char* why;  // the refusal (bk 0)
+  } cases[] = {
+      {32, 8, 64, 2048, true, &*hopper, 64, 64, 32, ""},     // 1b: 32 chunks of one block
+      {32, 8, 64, 8192, true, &*hopper, 64, 128, 64, ""},    // capped at 64 chunks of two blocks
+      {32, 8, 128, 130, false, &*hopper, 64, 64, 3, ""},
+      {32, 1, 128, 300, false, &*hopper, 16, 16, 19, ""},   // ratio 32, head_dim 128: 64 or 32 keys do not fit
+      {8, 2, 4, 40, false, &*hopper, 64, 64, 1, ""},         // head_dim 4: 2 invocations per key, 2 dims each
+      {8, 2, 2, 40, false, &*hopper, 128, 128, 1, ""},       // head_dim 2 and 6: one invocation per key
+      {8, 2, 6, 300, false, &*hopper, 128, 128, 3, ""},
+      {8, 2, 64, 9000, true, &*hopper, 64, 192, 47, ""},     // 47 chunks of 3 blocks
+      {2, 1, 256, 300, false, &*hopper, 32, 32, 10, ""},
+      {32, 1, 256, 300, false, &*hopper, 0, 0, 0, "no block of 64, 32, 16 or 128 keys fits (shared memory 49152 B)"},
+      {8, 2, 7, 40, false, &*hopper, 0, 0, 0, "head_dim 7 (the decode kernel takes even ones up to 256)"},
+      {64, 1, 64, 100, false, &*hopper, 0, 0, 0, "64 query heads per KV head (the decode kernel takes up to 32)"},
+      {8, 2, 258, 100, false, &*hopper, 0, 0, 0, "head_dim 258 (the decode kernel takes even ones up to 256)"},
+      {8, 2, 64, 100, false, &*phone, 0, 0, 0, "binds 8 storage buffers, the target allows 4 per stage"},
+  };
+  for (const Case& c : cases) {
+    const auto d = attention::SelectDecodeAttention(c.heads, c.kv_heads, c.head_dim, c.cache, c.rope, *c.p);
+    const std::string what = std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) + " D " +
+                             std::to_string(c.head_dim) + " S " + std::to_string(c.cache);
+    EXPECT_EQ(d.bk, c.bk) << what << ": " << d.why;
+    EXPECT_EQ(d.chunk, c.chunk) << what;
+    EXPECT_EQ(d.splits, c.splits) << what;
+    if (d.bk) {
+      EXPECT_LE(d.shared, c.p->max_compute_shared_memory_size) << what;
+      EXPECT_GE(uint64_t(d.splits) * d.chunk, uint64_t(c.cache)) << what;
+      EXPECT_LE(d.splits, attention::kDecodeMaxSplits) << what;
+      EXPECT_EQ(d.storage_buffers, c.rope ? 11u : 8u);
+    } else {
+      EXPECT_NE(d.why.find(c.why), std::string::npos) << what << ": " << d.why;
+    }
+  }
+}
+
 TEST(RopeTable, DoublePrecisionAnglesAndLlama3Scaling) {
   ir::RopeAttrs a;
   a.head_dim = 64;

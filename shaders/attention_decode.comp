@@ -1,0 +1,299 @@
+#version 450
+#extension GL_EXT_control_flow_attributes : require
+// Decode attention: one query row over the KV cache, in one dispatch with the cache append (and,
+// VKQC_ROPE, the rope of q and k). Grid (SPLITS, HKV): workgroup (s, kvh) serves the G = HQ / HKV
+// query heads that share KV head kvh, over cache positions [s * CHUNK, min((s + 1) * CHUNK, len)),
+// len = pos0 + 1, in blocks of BK keys: each key and value is read once for the G heads (all of a
+// block's loads in flight together), scores and an online softmax per head in fp32 (running max
+// and sum, as attention.comp). Splits past the context return at once.
+// The split that holds position pos0 (the last one) also appends the new row: k (rotated) and v
+// into the cache at pos0 (f16 round to nearest even with VKQC_KV_F16), and uses the row as the
+// cache now holds it; with VKQC_ROPE it writes q_rot and k_rot as the rope ops would.
+// With more than one active split, each writes {max, sum, acc[D]} per head to `part`, then counts
+// itself in the arrival counter of its KV head (a compiler-owned state buffer, zero at load); the
+// last to arrive combines the splits (as attention_combine.comp) and sets the counter back to 0.
+#include "common.glslh"
+
+layout(local_size_x = 128) in;
+layout(constant_id = 1) const uint HQ = 1;
+layout(constant_id = 2) const uint HKV = 1;
+layout(constant_id = 3) const uint S = 1;
+layout(constant_id = 4) const uint CHUNK = 64;
+layout(constant_id = 5) const uint SPLITS = 1;
+layout(constant_id = 6) const float SCALE = 1.0;
+layout(constant_id = 7) const uint MAXPOS = 1;
+
+const uint WG = 128;
+const uint D = VKQC_D;              // head_dim (even)
+const uint G = VKQC_G;              // query heads per KV head
+const uint BK = VKQC_BK;            // keys per block (64, 32 or 16)
+const uint TPK = WG / BK;           // invocations per key in the score phase
+const uint DS = D / TPK;            // dims each of them reads (even)
+const uint HD = D / 2;
+const uint OPT = (G * D + WG - 1) / WG;  // outputs (head, dim) per invocation
+
+#ifdef VKQC_ROPE
+#define B_CS 4
+#define B_KC 5
+#define B_VC 6
+#define B_QR 7
+#define B_KR 8
+#define B_PART 9
+#define B_SYNC 10
+#define B_Y 11
+#else
+#define B_KC 4
+#define B_VC 5
+#define B_PART 6
+#define B_SYNC 7
+#define B_Y 8
+#endif
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
+layout(std430, binding = 1) readonly buffer K { float k[]; };
+layout(std430, binding = 2) readonly buffer Vn { float v[]; };
+layout(std140, binding = 3) uniform P { int pos0; };  // the position: a uniform (not a storage buffer)
+#ifdef VKQC_ROPE
+layout(std430, binding = B_CS) readonly buffer T { vec2 cs[]; };
+layout(std430, binding = B_QR) writeonly buffer QR { float qr[]; };
+layout(std430, binding = B_KR) writeonly buffer KR { float kr[]; };
+#endif
+#ifdef VKQC_KV_F16
+layout(std430, binding = B_KC) buffer KC { uint kc[]; };
+layout(std430, binding = B_VC) buffer VC { uint vc[]; };
+#else
+layout(std430, binding = B_KC) buffer KC { vec2 kc[]; };
+layout(std430, binding = B_VC) buffer VC { vec2 vc[]; };
+#endif
+layout(std430, binding = B_PART) coherent buffer Part { float part[]; };
+layout(std430, binding = B_SYNC) coherent buffer Sync { uint arrived[]; };
+layout(std430, binding = B_Y) writeonly buffer Y { float y[]; };
+
+shared float qs[G * D];        // the G queries, rotated and scaled
+shared float kn[D], vn[D];     // the new row as the cache holds it
+shared float sp[G * BK * TPK];  // partial dot products of a block
+shared float sc[G * BK];       // scores, then probabilities
+shared vec2 vs[BK * HD];       // the block's values
+shared float mrow[G], lrow[G], crow[G], red[G * 8];
+shared uint last;
+
+vec2 cache_pair(bool is_k, uint at) {
+#ifdef VKQC_KV_F16
+  const uint w = is_k ? kc[at] : vc[at];
+  return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
+#else
+  return is_k ? kc[at] : vc[at];
+#endif
+}
+
+// The value the cache holds for x (f16-rounded with VKQC_KV_F16).
+float as_cached(float x) {
+#ifdef VKQC_KV_F16
+  return f16_to_f32(f32_to_f16(x));
+#else
+  return x;
+#endif
+}
+
+#ifdef VKQC_ROPE
+// Dim d of a head rotated to position p (rope_append.comp's expressions); x: the raw head in shared.
+float rotated(float xd, float xp, uint d, uint p) {
+#ifdef VKQC_INTERLEAVED
+  const uint i = d / 2u;
+  const bool first = (d & 1u) == 0u;
+#else
+  const uint i = d % HD;
+  const bool first = d < HD;
+#endif
+  const vec2 c = cs[p * HD + i];
+  return first ? xd * c.x - xp * c.y : xp * c.y + xd * c.x;
+}
+uint partner(uint d) {
+#ifdef VKQC_INTERLEAVED
+  return d ^ 1u;
+#else
+  return d < HD ? d + HD : d - HD;
+#endif
+}
+#endif
+
+void main() {
+  const uint s = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
+  const uint len = uint(clamp(pos0 + 1, 1, int(S)));
+  const uint begin = s * CHUNK, end = min(begin + CHUNK, len);
+  if (begin >= end) return;  // uniform: this split lies past the context
+  const uint nact = (len + CHUNK - 1u) / CHUNK;
+  const bool owner = pos0 >= 0 && uint(pos0) < S && s == nact - 1u;  // holds position pos0
+  const uint pc = uint(max(pos0, 0));
+
+  // 1. The queries (and, for the owner, the new row) into shared memory.
+  for (uint i = tid; i < G * D; i += WG) qs[i] = q[kvh * G * D + i];
+  if (owner)
+    for (uint d = tid; d < D; d += WG) {
+      kn[d] = k[kvh * D + d];
+      vn[d] = as_cached(v[kvh * D + d]);
+    }
+  if (tid < G) {
+    mrow[tid] = -uintBitsToFloat(0x7F800000u);
+    lrow[tid] = 0.0;
+  }
+  barrier();
+#ifdef VKQC_ROPE
+  {
+    const uint p = uint(clamp(pos0, 0, int(MAXPOS) - 1));
+    float rq[OPT];
+    [[unroll]] for (uint r = 0; r < OPT; ++r) {
+      const uint i = tid + r * WG;
+      if (i < G * D) {
+        const uint d = i % D, base = i - d;
+        rq[r] = rotated(qs[i], qs[base + partner(d)], d, p);
+      }
+    }
+    float rk = 0.0;
+    if (owner && tid < D) rk = rotated(kn[tid], kn[partner(tid)], tid, p);
+    barrier();
+    [[unroll]] for (uint r = 0; r < OPT; ++r) {
+      const uint i = tid + r * WG;
+      if (i < G * D) {
+        if (owner) qr[kvh * G * D + i] = rq[r];
+        qs[i] = rq[r] * SCALE;
+      }
+    }
+    if (owner && tid < D) {
+      kr[kvh * D + tid] = rk;
+      kn[tid] = as_cached(rk);
+    }
+  }
+#else
+  for (uint i = tid; i < G * D; i += WG) qs[i] *= SCALE;
+  if (owner)
+    for (uint d = tid; d < D; d += WG) kn[d] = as_cached(kn[d]);
+#endif
+  barrier();
+  // The new row into the cache (read from shared memory below, never from the cache).
+  if (owner)
+    for (uint i = tid; i < HD; i += WG) {
+      const uint at = (kvh * S + pc) * HD + i;
+#ifdef VKQC_KV_F16
+      kc[at] = f32_to_f16(kn[2u * i]) | (f32_to_f16(kn[2u * i + 1u]) << 16);
+      vc[at] = f32_to_f16(vn[2u * i]) | (f32_to_f16(vn[2u * i + 1u]) << 16);
+#else
+      kc[at] = vec2(kn[2u * i], kn[2u * i + 1u]);
+      vc[at] = vec2(vn[2u * i], vn[2u * i + 1u]);
+#endif
+    }
+
+  float acc[OPT];
+  [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] = 0.0;
+  const uint kk = tid / TPK, j = tid % TPK;
+  for (uint kb = begin; kb < end; kb += BK) {
+    // 2. Scores: TPK invocations per key, DS dims each; keys and values of the block all in flight.
+    const uint key = kb + kk;
+    float dots[G];
+    [[unroll]] for (uint g = 0; g < G; ++g) dots[g] = 0.0;
+    vec2 vr[DS / 2];
+    if (key < end) {
+      const bool fresh = owner && key == pc;
+      const uint at = (kvh * S + key) * HD + j * (DS / 2);
+      [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
+        const uint d = j * DS + 2u * i;
+        const vec2 kp = fresh ? vec2(kn[d], kn[d + 1u]) : cache_pair(true, at + i);
+        vr[i] = fresh ? vec2(vn[d], vn[d + 1u]) : cache_pair(false, at + i);
+        [[unroll]] for (uint g = 0; g < G; ++g) dots[g] += qs[g * D + d] * kp.x + qs[g * D + d + 1u] * kp.y;
+      }
+    } else {
+      [[unroll]] for (uint i = 0; i < DS / 2; ++i) vr[i] = vec2(0.0);
+    }
+    [[unroll]] for (uint g = 0; g < G; ++g) sp[(g * BK + kk) * TPK + j] = dots[g];
+    [[unroll]] for (uint i = 0; i < DS / 2; ++i) vs[kk * HD + j * (DS / 2) + i] = vr[i];
+    barrier();
+    for (uint i = tid; i < G * BK; i += WG) {
+      const uint c = i % BK;
+      float sum = 0.0;
+      [[unroll]] for (uint t = 0; t < TPK; ++t) sum += sp[i * TPK + t];
+      sc[i] = kb + c < end ? sum : -uintBitsToFloat(0x7F800000u);
+    }
+    barrier();
+    // 3. Online softmax per head: block maximum, correction of the running sums, probabilities.
+    for (uint t = tid; t < G * 8; t += WG) {
+      const uint g = t / 8;
+      float mx = -uintBitsToFloat(0x7F800000u);
+      for (uint c = t % 8; c < BK; c += 8) mx = max(mx, sc[g * BK + c]);
+      red[t] = mx;
+    }
+    barrier();
+    if (tid < G) {
+      float mx = mrow[tid];
+      [[unroll]] for (uint t = 0; t < 8; ++t) mx = max(mx, red[tid * 8 + t]);
+      crow[tid] = exp(mrow[tid] - mx);  // the first block: exp(-inf) = 0
+      mrow[tid] = mx;
+    }
+    barrier();
+    for (uint i = tid; i < G * BK; i += WG) sc[i] = exp(sc[i] - mrow[i / BK]);
+    barrier();
+    for (uint t = tid; t < G * 8; t += WG) {
+      const uint g = t / 8;
+      float sum = 0.0;
+      for (uint c = t % 8; c < BK; c += 8) sum += sc[g * BK + c];
+      red[t] = sum;
+    }
+    barrier();
+    if (tid < G) {
+      float sum = 0.0;
+      [[unroll]] for (uint t = 0; t < 8; ++t) sum += red[tid * 8 + t];
+      lrow[tid] = lrow[tid] * crow[tid] + sum;
+    }
+    // 4. acc = acc * correction + sum_c p_c v_c, one (head, dim) per invocation and r.
+    [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] *= crow[min((tid + r * WG) / D, G - 1u)];
+    const uint n = min(BK, end - kb);
+    for (uint c = 0; c < n; ++c) {
+      [[unroll]] for (uint r = 0; r < OPT; ++r) {
+        const uint o = tid + r * WG, g = min(o / D, G - 1u), d = o % D;
+        const vec2 vv = vs[c * HD + d / 2u];
+        acc[r] += sc[g * BK + c] * ((d & 1u) != 0u ? vv.y : vv.x);
+      }
+    }
+    barrier();
+  }
+
+  const uint h0 = kvh * G;
+  if (nact == 1u) {  // the only split: the normalized output
+    [[unroll]] for (uint r = 0; r < OPT; ++r) {
+      const uint o = tid + r * WG;
+      if (o < G * D) y[h0 * D + o] = acc[r] / lrow[o / D];
+    }
+    return;
+  }
+  // 5. Partial results, then the last split to arrive combines them.
+  if (tid < G) {
+    const uint pb = ((h0 + tid) * SPLITS + s) * (D + 2u);
+    part[pb] = mrow[tid];
+    part[pb + 1u] = lrow[tid];
+  }
+  [[unroll]] for (uint r = 0; r < OPT; ++r) {
+    const uint o = tid + r * WG;
+    if (o < G * D) part[((h0 + o / D) * SPLITS + s) * (D + 2u) + 2u + o % D] = acc[r];
+  }
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0) last = atomicAdd(arrived[kvh], 1u) == nact - 1u ? 1u : 0u;
+  barrier();
+  if (last == 0u) return;
+  memoryBarrierBuffer();
+  for (uint r = 0; r < OPT; ++r) {
+    const uint o = tid + r * WG;
+    if (o < G * D) {
+      const uint g = o / D, d = o % D, base = (h0 + g) * SPLITS * (D + 2u);
+      float mx = -uintBitsToFloat(0x7F800000u);
+      for (uint t = 0; t < nact; ++t) mx = max(mx, part[base + t * (D + 2u)]);
+      float l = 0.0, a = 0.0;
+      for (uint t = 0; t < nact; ++t) {
+        const float w = exp(part[base + t * (D + 2u)] - mx);
+        l += part[base + t * (D + 2u) + 1u] * w;
+        a += part[base + t * (D + 2u) + 2u + d] * w;
+      }
+      y[(h0 + g) * D + d] = a / l;
+    }
+  }
+  if (tid == 0) atomicExchange(arrived[kvh], 0u);
+}
