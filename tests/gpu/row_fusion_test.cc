@@ -217,7 +217,8 @@ TEST(RowFusion, OnlyWhereTheRowIsComplete) {
 namespace vkqc {
 namespace {
 
-// rope(q), rope(k) -> attention: one rope + append dispatch; prefill then decode share the cache.
+// rope(q), rope(k) -> attention: one rope + append dispatch for prefill, the rope inside the decode
+// kernel for one row (over two of its chunks); prefill then decode share the cache.
 // On android-baseline-2022 (4 storage buffers per stage) the same graph runs unfused: rope, rope,
 // the append and attention each within 4 storage buffers, the position a uniform buffer.
 TEST(RowFusion, RopeAndAppendWithAttention) {
@@ -225,7 +226,7 @@ TEST(RowFusion, RopeAndAppendWithAttention) {
   for (bool interleaved : {false, true})
     for (bool f16 : {true, false}) {
       SCOPED_TRACE(prof);
-      const int32_t hq = 8, hkv = 2, d = 64, s = 80;
+      const int32_t hq = 8, hkv = 2, d = 64, s = 160;
       ir::Graph g;
       const int q = Add(g, "q", {ir::kSymbolicDim, hq * d}), k = Add(g, "k", {ir::kSymbolicDim, hkv * d});
       const int v = Add(g, "v", {ir::kSymbolicDim, hkv * d});
@@ -267,12 +268,15 @@ TEST(RowFusion, RopeAndAppendWithAttention) {
       ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &l.model), VKQC_OK);
       std::map<std::string, std::vector<float>> state;
       int32_t at = 0;
-      for (uint32_t tokens : {13u, 1u, 1u}) {
+      // five prefills to position 65, then decode steps over two chunks of the decode kernel
+      for (uint32_t tokens : {13u, 13u, 13u, 13u, 13u, 1u, 1u, 1u}) {
         uint32_t prog = 0;
         ASSERT_EQ(vkqc_model_find_program(l.model, tokens, &prog), VKQC_OK);
         vkqc_layer_info li;
         vkqc_model_layer_info(l.model, prog, 0, &li);
         if (fuses) EXPECT_STREQ(li.variant, "fused");
+        vkqc_model_layer_info(l.model, prog, 2, &li);
+        if (fuses && tokens == 1) EXPECT_EQ(std::string(li.variant).rfind("attention_decode", 0), 0u) << li.variant;
         else EXPECT_STRNE(li.variant, "fused");
         const auto qv = RandomFloats(tokens * hq * d, tokens + at), kv = RandomFloats(tokens * hkv * d, tokens + at + 1),
                    vv = RandomFloats(tokens * hkv * d, tokens + at + 2);
