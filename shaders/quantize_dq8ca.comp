@@ -212,18 +212,11 @@ void main() {
   const bool leader = t == 0u;
 #endif
   if (leader) {
-    precise float range = hi - lo;
-    const float scale = max(div_rn(range, 255.0), 1.1920928955078125e-7);  // FLT_EPSILON
-    const float dmin = div_rn(lo, scale), dmax = div_rn(hi, scale);
-    precise float err_min = -128.0 + dmin;
-    precise float err_max = 127.0 + dmax;
-    precise float both = err_min + err_max;
-    precise float zp_min = -128.0 - dmin;
-    precise float zp_max = 127.0 - dmax;
-    const float zpf = both > 0.0 ? zp_min : zp_max;
-    const int zp = int(clamp(roundEven(zpf), -128.0, 127.0));
+    float scale, inv;
+    int zp;
+    dq8ca_params(lo, hi, scale, zp, inv);
     params[m] = RowParams(scale, zp);
-    s_inv_scale = div_rn(1.0, scale);
+    s_inv_scale = inv;
     s_zp = zp;
   }
   barrier();

@@ -46,11 +46,12 @@ using AttentionKernel = CompileOptions::AttentionKernel;
 
 Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> tokens = {},
                                      const std::string& profile = gpu_test::TestProfile(),
-                                     AttentionKernel attention = AttentionKernel::Auto) {
+                                     AttentionKernel attention = AttentionKernel::Auto, bool int_dot = false) {
   VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(profile));
   CompileOptions o;
   o.tokens = std::move(tokens);
   o.attention = attention;
+  if (int_dot) o.select.force_accum = linear::Accum::IntDot;  // linears on the integer path
   return CompileGraph(g, p, o, 0);
 }
 
@@ -267,6 +268,7 @@ struct AttnCase {
   AttentionKernel force = AttentionKernel::Auto;
   int decode_steps = 1;          // one-row runs after the first run
   std::string want_decode = {};  // their kernel's variant prefix (empty: not checked)
+  bool linear = false;           // y feeds a dq8ca x q8csw linear (output z)
 };
 
 // q/k/v inputs [T, H*D] -> attention over state caches; programs `prefill` and 1 share the cache.
@@ -285,12 +287,23 @@ ir::Graph AttentionGraph(const AttnCase& c) {
   g.ops.back().attention = {c.hq, c.hkv, c.d, 0.0f};
   g.inputs = {q, k, v, pos};
   g.outputs = {y};
+  if (c.linear) {  // an o_proj that quantizes y per token
+    const int64_t n = 24, kk = int64_t(c.hq) * c.d;
+    std::vector<int8_t> wq(size_t(n * kk));
+    for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(int(i * 37 % 255) - 127);
+    const int w = AddConst(g, "wo", {n, kk}, ir::DType::I8, wq.data(), wq.size());
+    g.tensors[size_t(w)].quant = ir::Quant{ir::Scheme::Q8CSW, std::vector<float>(size_t(n), 0.004f), {}, 0, 0};
+    const int z = AddTensor(g, "z", {ir::kSymbolicDim, n});
+    g.ops.push_back(gpu_test::MakeOp("o_proj", ir::OpType::Linear, {y, w}, {z}));
+    g.ops.back().linear.input_quant.scheme = ir::Scheme::DQ8CA;
+    g.outputs.push_back(z);
+  }
   return g;
 }
 
 void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
   const ir::Graph g = AttentionGraph(c);
-  auto bundle = Compile(g, {1, c.prefill}, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force);
+  auto bundle = Compile(g, {1, c.prefill}, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force, c.linear);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   gpu_test::Loaded l;
   ASSERT_TRUE(Load(*bundle, &l));
@@ -318,6 +331,9 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
     }
     if (run > 0 && !c.want_decode.empty()) {
       EXPECT_EQ(std::string(li.variant).rfind(c.want_decode, 0), 0u) << what << " decode: " << li.variant;
+      // The decode kernel quantizes y itself exactly where a linear reads it per token.
+      if (c.want_decode == "attention_decode")
+        EXPECT_EQ(std::string(li.variant).find("_dq8ca") != std::string::npos, c.linear) << li.variant;
     }
     const uint32_t seed = uint32_t(tokens * 131 + at);
     const auto qv = RandomFloats(size_t(tokens * c.hq * c.d), seed, 0.5f);
@@ -342,6 +358,18 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
     double e = 0;
     for (size_t i = 0; i < r.size(); ++i) e = std::max(e, std::fabs(double(got[i]) - r[i]) / (std::fabs(r[i]) + 0.1));
     EXPECT_LE(e, 2e-5) << what << " run of " << tokens << " at " << at << " (" << li.variant << ")";
+    if (c.linear) {  // z from y quantized on the device: a quantization step apart at most
+      std::vector<float> z(size_t(tokens) * 24);
+      ASSERT_EQ(vkqc_model_read_output(l.model, prog, 1, z.data(), z.size() * 4), VKQC_OK);
+      const auto& rz = want->outputs.at("z");
+      double ez = 0, sz = 1e-30;
+      for (size_t i = 0; i < rz.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(z[i])) << what << " z " << i;
+        ez = std::max(ez, std::fabs(double(z[i]) - rz[i]));
+        sz = std::max(sz, std::fabs(double(rz[i])));
+      }
+      EXPECT_LE(ez / sz, 1e-2) << what << " z, run of " << tokens << " at " << at;
+    }
     // The device's cache holds exactly the reference's values (f16-rounded rows, zeros elsewhere).
     for (const char* name : {"k_cache", "v_cache"}) {
       vkqc_tensor_info si;
@@ -430,6 +458,10 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
       {8, 2, 64, 300, true, 3, 100, "", "", AttentionKernel::Rows, 2, "attention_split"},
       {8, 2, 64, 300, true, 3, 100, "", "android-baseline-2022", AttentionKernel::Auto, 2, "attention_split"},
       {64, 1, 64, 100, true, 1, 10, "", "", AttentionKernel::Auto, 2, "attention_split"},  // ratio 64
+      // y read by a linear that quantizes it per token: the last KV head quantizes the row
+      {32, 8, 64, 2048, true, 5, 120, "", "", AttentionKernel::Auto, 6, d, true},  // 2 then 3 chunks
+      {8, 2, 64, 300, false, 3, 20, "", "", AttentionKernel::Auto, 2, d, true},    // one chunk
+      {12, 4, 6, 300, true, 1, 100, "", "", AttentionKernel::Auto, 2, d, true},    // row of 72: 18 words
   };
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
