@@ -143,12 +143,25 @@ void main() {
   const uint pc = uint(max(pos0, 0));
 
   // 1. The queries (and, for the owner, the new row) into shared memory.
-  for (uint i = tid; i < G * D; i += WG) qs[i] = q[kvh * G * D + i];
-  if (owner)
-    for (uint d = tid; d < D; d += WG) {
-      kn[d] = k[kvh * D + d];
-      vn[d] = as_cached(v[kvh * D + d]);
-    }
+  {  // every load in flight at once
+    float qv[OPT];
+    [[unroll]] for (uint r = 0; r < OPT; ++r) qv[r] = tid + r * WG < G * D ? q[kvh * G * D + tid + r * WG] : 0.0;
+    float kv[(D + WG - 1) / WG], vv[(D + WG - 1) / WG];
+    if (owner)
+      [[unroll]] for (uint r = 0; r < (D + WG - 1) / WG; ++r) {
+        const uint d = min(tid + r * WG, D - 1u);
+        kv[r] = k[kvh * D + d];
+        vv[r] = v[kvh * D + d];
+      }
+    [[unroll]] for (uint r = 0; r < OPT; ++r)
+      if (tid + r * WG < G * D) qs[tid + r * WG] = qv[r];
+    if (owner)
+      [[unroll]] for (uint r = 0; r < (D + WG - 1) / WG; ++r)
+        if (tid + r * WG < D) {
+          kn[tid + r * WG] = kv[r];
+          vn[tid + r * WG] = as_cached(vv[r]);
+        }
+  }
   if (tid < G) {
     mrow[tid] = -uintBitsToFloat(0x7F800000u);
     lrow[tid] = 0.0;
@@ -295,19 +308,43 @@ void main() {
     barrier();
     if (last == 0u) return;
     memoryBarrierBuffer();
+    // The splits' maxima and sums (one load per invocation, all in flight) -> per head the
+    // maximum M, the weights exp(m_t - M) and the sum L; then the accumulators, 16 loads at once.
+    for (uint i = tid; i < G * nact; i += WG) {
+      const uint g = i / nact, t = i % nact, pb = ((h0 + g) * SPLITS + t) * (D + 2u);
+      sp[g * SPLITS + t] = part[pb];
+      sp[(G + g) * SPLITS + t] = part[pb + 1u];
+    }
+    barrier();
+    if (tid < G) {
+      float mx = -uintBitsToFloat(0x7F800000u);
+      for (uint t = 0; t < nact; ++t) mx = max(mx, sp[tid * SPLITS + t]);
+      mrow[tid] = mx;
+    }
+    barrier();
+    for (uint i = tid; i < G * nact; i += WG) {
+      const uint g = i / nact, t = i % nact;
+      sp[g * SPLITS + t] = exp(sp[g * SPLITS + t] - mrow[g]);
+    }
+    barrier();
+    if (tid < G) {
+      float l = 0.0;
+      for (uint t = 0; t < nact; ++t) l += sp[(G + tid) * SPLITS + t] * sp[tid * SPLITS + t];
+      lrow[tid] = l;
+    }
+    barrier();
     for (uint r = 0; r < OPT; ++r) {
       const uint o = tid + r * WG;
       if (o < G * D) {
-        const uint g = o / D, d = o % D, base = (h0 + g) * SPLITS * (D + 2u);
-        float mx = -uintBitsToFloat(0x7F800000u);
-        for (uint t = 0; t < nact; ++t) mx = max(mx, part[base + t * (D + 2u)]);
-        float l = 0.0, a = 0.0;
-        for (uint t = 0; t < nact; ++t) {
-          const float w = exp(part[base + t * (D + 2u)] - mx);
-          l += part[base + t * (D + 2u) + 1u] * w;
-          a += part[base + t * (D + 2u) + 2u + d] * w;
+        const uint g = o / D, d = o % D, base = (h0 + g) * SPLITS * (D + 2u) + 2u + d;
+        float a = 0.0;
+        for (uint t0 = 0; t0 < nact; t0 += 16u) {
+          float pv[16];
+          [[unroll]] for (uint u = 0; u < 16u; ++u) pv[u] = part[base + min(t0 + u, nact - 1u) * (D + 2u)];
+          [[unroll]] for (uint u = 0; u < 16u; ++u)
+            if (t0 + u < nact) a += pv[u] * sp[g * SPLITS + t0 + u];
         }
-        y[(h0 + g) * D + d] = a / l;
+        y[(h0 + g) * D + d] = a / lrow[g];
       }
     }
     if (tid == 0) atomicExchange(arrived[kvh], 0u);
@@ -321,10 +358,17 @@ void main() {
   barrier();
   if (last == 0u) return;
   memoryBarrierBuffer();
+  // The row in registers (every load in flight), its min' and max', then the parameters.
+  const uint QW = (uint(VKQC_K4P) + WG - 1u) / WG;  // words per invocation
+  vec4 xv[QW];
   float lo = 0.0, hi = 0.0;  // min(min(y), 0), max(max(y), 0)
-  for (uint i = tid; i < K; i += WG) {
-    lo = min(lo, y[i]);
-    hi = max(hi, y[i]);
+  [[unroll]] for (uint j = 0; j < QW; ++j) {
+    const uint w = tid + j * WG;
+    [[unroll]] for (uint b = 0; b < 4u; ++b) xv[j][b] = 4u * w + b < K ? y[4u * w + b] : 0.0;
+  }
+  [[unroll]] for (uint j = 0; j < QW; ++j) {
+    lo = min(lo, min(min(xv[j].x, xv[j].y), min(xv[j].z, xv[j].w)));
+    hi = max(hi, max(max(xv[j].x, xv[j].y), max(xv[j].z, xv[j].w)));
   }
   smin[tid] = lo;
   smax[tid] = hi;
@@ -346,11 +390,14 @@ void main() {
     atomicExchange(arrived[HKV], 0u);
   }
   barrier();
-  for (uint w = tid; w < VKQC_K4P; w += WG) {
-    uint word = 0u;
-    for (uint b = 0u; b < 4u; ++b)
-      if (4u * w + b < K) word |= quantize_byte(y[4u * w + b], s_inv, s_zp) << (8u * b);
-    qw[w] = word;
+  [[unroll]] for (uint j = 0; j < QW; ++j) {
+    const uint w = tid + j * WG;
+    if (w < uint(VKQC_K4P)) {
+      uint word = 0u;
+      for (uint b = 0u; b < 4u; ++b)
+        if (4u * w + b < K) word |= quantize_byte(xv[j][b], s_inv, s_zp) << (8u * b);
+      qw[w] = word;
+    }
   }
 #endif
 }
