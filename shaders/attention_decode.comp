@@ -12,9 +12,6 @@
 // With more than one active split, each writes {max, sum, acc[D]} per head to `part`, then counts
 // itself in the arrival counter of its KV head (a compiler-owned state buffer, zero at load); the
 // last to arrive combines the splits (as attention_combine.comp) and sets the counter back to 0.
-// VKQC_QUANT (the linears reading y quantize it per token): the KV heads' finishing workgroups count
-// themselves in counter HKV; the last quantizes the whole row y [HQ * D] (dq8ca, as
-// quantize_dq8ca.comp: packed int8 words [K4P] and {scale, zero point}) and resets that counter.
 #include "common.glslh"
 
 layout(local_size_x = 128) in;
@@ -44,16 +41,12 @@ const uint OPT = (G * D + WG - 1) / WG;  // outputs (head, dim) per invocation
 #define B_PART 9
 #define B_SYNC 10
 #define B_Y 11
-#define B_QW 12
-#define B_QP 13
 #else
 #define B_KC 4
 #define B_VC 5
 #define B_PART 6
 #define B_SYNC 7
 #define B_Y 8
-#define B_QW 9
-#define B_QP 10
 #endif
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
@@ -74,16 +67,7 @@ layout(std430, binding = B_VC) buffer VC { vec2 vc[]; };
 #endif
 layout(std430, binding = B_PART) coherent buffer Part { float part[]; };
 layout(std430, binding = B_SYNC) coherent buffer Sync { uint arrived[]; };
-#ifdef VKQC_QUANT
-layout(std430, binding = B_Y) coherent buffer Y { float y[]; };
-layout(std430, binding = B_QW) writeonly buffer QW { uint qw[]; };
-layout(std430, binding = B_QP) writeonly buffer QP { RowParams qp[]; };
-shared float smin[WG], smax[WG];
-shared float s_inv;
-shared int s_zp;
-#else
 layout(std430, binding = B_Y) writeonly buffer Y { float y[]; };
-#endif
 
 shared float qs[G * D];        // the G queries, rotated and scaled
 shared float kn[D], vn[D];     // the new row as the cache holds it
@@ -349,55 +333,4 @@ void main() {
     }
     if (tid == 0) atomicExchange(arrived[kvh], 0u);
   }
-#ifdef VKQC_QUANT
-  // 6. The last KV head to finish quantizes the row.
-  const uint K = HQ * D;
-  memoryBarrierBuffer();
-  barrier();
-  if (tid == 0) last = atomicAdd(arrived[HKV], 1u) == HKV - 1u ? 1u : 0u;
-  barrier();
-  if (last == 0u) return;
-  memoryBarrierBuffer();
-  // The row in registers (every load in flight), its min' and max', then the parameters.
-  const uint QW = (uint(VKQC_K4P) + WG - 1u) / WG;  // words per invocation
-  vec4 xv[QW];
-  float lo = 0.0, hi = 0.0;  // min(min(y), 0), max(max(y), 0)
-  [[unroll]] for (uint j = 0; j < QW; ++j) {
-    const uint w = tid + j * WG;
-    [[unroll]] for (uint b = 0; b < 4u; ++b) xv[j][b] = 4u * w + b < K ? y[4u * w + b] : 0.0;
-  }
-  [[unroll]] for (uint j = 0; j < QW; ++j) {
-    lo = min(lo, min(min(xv[j].x, xv[j].y), min(xv[j].z, xv[j].w)));
-    hi = max(hi, max(max(xv[j].x, xv[j].y), max(xv[j].z, xv[j].w)));
-  }
-  smin[tid] = lo;
-  smax[tid] = hi;
-  barrier();
-  for (uint t = WG / 2u; t > 0u; t >>= 1) {
-    if (tid < t) {
-      smin[tid] = min(smin[tid], smin[tid + t]);
-      smax[tid] = max(smax[tid], smax[tid + t]);
-    }
-    barrier();
-  }
-  if (tid == 0) {
-    float scale, inv;
-    int zp;
-    dq8ca_params(smin[0], smax[0], scale, zp, inv);
-    qp[0] = RowParams(scale, zp);
-    s_inv = inv;
-    s_zp = zp;
-    atomicExchange(arrived[HKV], 0u);
-  }
-  barrier();
-  [[unroll]] for (uint j = 0; j < QW; ++j) {
-    const uint w = tid + j * WG;
-    if (w < uint(VKQC_K4P)) {
-      uint word = 0u;
-      for (uint b = 0u; b < 4u; ++b)
-        if (4u * w + b < K) word |= quantize_byte(xv[j][b], s_inv, s_zp) << (8u * b);
-      qw[w] = word;
-    }
-  }
-#endif
 }

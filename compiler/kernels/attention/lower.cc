@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "compiler/emit/bundle_plan.h"
-#include "compiler/kernels/linear/lower.h"
 #include "compiler/passes/fuse_rows.h"
 
 namespace vkqc::attention {
@@ -121,7 +120,7 @@ uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetP
     const bool rope = i < fuse.rope_q.size() && fuse.rope_q[i] >= 0;
     const int64_t s = g.tensors[size_t(op.inputs[3])].shape[1];
     const DecodeChoice c = SelectDecodeAttention(a.num_heads, a.num_kv_heads, a.head_dim, s, rope, profile);
-    if (c.bk) bytes = std::max<uint64_t>(bytes, uint64_t(a.num_kv_heads + 1) * 4);  // + the row's counter
+    if (c.bk) bytes = std::max<uint64_t>(bytes, uint64_t(a.num_kv_heads) * 4);
   }
   return bytes ? (bytes + 15) / 16 * 16 : 0;
 }
@@ -141,15 +140,6 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, Pl
   if (f16) defs.push_back("VKQC_KV_F16");
   if (rq >= 0) defs.push_back("VKQC_ROPE");
   if (rq >= 0 && ctx.op(size_t(rq)).rope.interleaved) defs.push_back("VKQC_INTERLEAVED");
-  // The linears reading y quantize it per token: the last KV head to finish does it here (2 more
-  // storage buffers: the packed rows and their parameters).
-  const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]) &&
-                     c.storage_buffers + 2 <= ctx.profile().max_per_stage_descriptor_storage_buffers;
-  const int64_t width = int64_t(a.num_heads) * a.head_dim;
-  if (quant) {
-    defs.push_back("VKQC_QUANT");
-    defs.push_back("VKQC_K4P=" + std::to_string(linear::PackedK4(width)));
-  }
   linear::DispatchParams d;
   d.shader = {"attention_decode.comp", defs};
   d.local_size[0] = 128;
@@ -180,18 +170,8 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, Pl
              ctx.Write(op.inputs[3]), ctx.Write(op.inputs[4]), part, sync, ctx.Write(op.outputs[0])};
     fused_note = "; the cache append in the same dispatch";
   }
-  kernels::LowerContext::Quantized q;
-  if (quant) {
-    const std::string base = ctx.tensor(op.outputs[0]).name + ".dq8ca";
-    q.rows = ctx.Scratch(uint64_t(linear::PackedK4(width)) * 4, base);
-    q.params = ctx.Scratch(8, base + ".params");
-    binds.push_back(q.rows);
-    binds.push_back(q.params);
-    fused_note += "; the last KV head to finish quantizes the row per token for the linears reading it";
-  }
   ctx.Dispatch(d, binds);
-  if (quant) ctx.ProvideQuantized(op.outputs[0], ir::Scheme::DQ8CA, 1.0f, 0, {q.rows.AsRead(), q.params.AsRead()});
-  pl.variant = std::string("attention_decode_kv") + (f16 ? "f16" : "f32") + (quant ? "_dq8ca" : "");
+  pl.variant = std::string("attention_decode_kv") + (f16 ? "f16" : "f32");
   pl.reason = "decode: one workgroup per (KV head, chunk of " + std::to_string(c.chunk) + " cache positions) reads " +
               "each key and value once for the " + std::to_string(g) + " query heads sharing it, in blocks of " +
               std::to_string(c.bk) + " keys" +
