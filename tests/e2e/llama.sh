@@ -84,6 +84,7 @@ vk inspect "$K"
 if out_has "embedding_q8csw" && out_has "rms_norm_f32" && out_has "run with the cache append in one dispatch" \
   && out_has "attention_decode_kvf16" && out_has "attention_tiled_kvf16" && out_has "argmax_f32" \
   && out_has "and the cache append in the same dispatch" && out_has "the last of the others to finish combines" \
+  && out_has "state (context 256): layers.0.k_cache 32.0 KiB" && out_has "vkqc.sync 16 B" \
   && out_has "silu_mul_f32"; then
   ok "inspect shows the decoder kernels and why"
 else
@@ -114,7 +115,7 @@ else fail "tiled attention by default" "$(last_run_report)"; fi
 expect_writes "compile with --force-attention rows" "$WORK/rows.vkqb" compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention rows -o "$WORK/rows.vkqb"
 vk inspect "$WORK/rows.vkqb"
 if [ "$RC" -eq 0 ] && ! out_has "attention_tiled" && ! out_has "attention_decode" && out_has "(not tiled: --force-attention rows)" \
-  && out_has "attention_split_kvf16" && out_has "(not the decode kernel: --force-attention rows)"; then
+  && out_has "attention_split_kvf16" && out_has "(not the decode kernel: --force-attention rows)" && ! out_has "vkqc.sync"; then
   ok "--force-attention rows: the 16-token and the one-token programs take the per-row kernels"
 else fail "--force-attention rows" "$(last_run_report)"; fi
 expect_pass "rows attention = reference (16 tokens)" run "$WORK/rows.vkqb" --tokens 16 --reference "$M/graph.json" --validation

@@ -157,6 +157,14 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
               r->min_storage_buffer_offset_alignment(), r->max_push_constants_size());
   std::printf("shaders: %u modules, %u pipelines\n", b->modules() ? b->modules()->size() : 0,
               b->pipelines() ? b->pipelines()->size() : 0);
+  if (b->states() && b->states()->size()) {  // KV caches, then the compiler's own (vkqc.sync)
+    std::printf("state (context %u):", b->max_context());
+    for (uint32_t i = 0; i < b->states()->size(); ++i) {
+      const auto* st = b->states()->Get(i);
+      std::printf("%s %s %s", i ? "," : "", st->name() ? st->name()->c_str() : "?", Bytes(st->size()).c_str());
+    }
+    std::printf("\n");
+  }
   for (const auto* pr : *b->programs()) {
     uint32_t dispatches = 0, barriers = 0;
     for (uint32_t i = 0; i < pr->commands_type()->size(); ++i)
