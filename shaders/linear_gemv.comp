@@ -17,6 +17,7 @@
 // q8gsw (groups a multiple of 32, so each 16-value unit lies in one group): int8 x int8 folds
 // (sum x w - zx sum w) into fp32 per unit with the group's scale; float x int8 scales per unit.
 #define VKQC_VEC4
+#extension GL_EXT_control_flow_attributes : enable
 layout(local_size_x_id = 0) in;
 #include "linear_common.glslh"
 #ifdef VKQC_SUBGROUP
@@ -55,6 +56,56 @@ int zx[MB];
 #endif
 
 uvec4 weight_unit(uint n, uint c) { return cw4[n * UNITS + c]; }
+
+#ifdef VKQC_XQ_PROLOGUE
+// The row's per-token quantization (dq8ca) into shared memory, every load in flight: min' and
+// max' over the workgroup, the parameters (dq8ca_params, as quantize_dq8ca.comp), the words.
+const uint RVP = (K4P + T - 1u) / T;  // words of the row per thread
+shared float pmin[T], pmax[T];
+void quantize_row_prologue(uint t) {
+  vec4 v[RVP];
+  [[unroll]] for (uint j = 0u; j < RVP; ++j) {
+    const uint w = t + j * T;
+    v[j] = w < K / 4u ? xf4[w] : vec4(0.0);
+  }
+  float lo = 0.0, hi = 0.0;
+  [[unroll]] for (uint j = 0u; j < RVP; ++j) {
+    lo = min(lo, min(min(v[j].x, v[j].y), min(v[j].z, v[j].w)));
+    hi = max(hi, max(max(v[j].x, v[j].y), max(v[j].z, v[j].w)));
+  }
+  pmin[t] = lo;
+  pmax[t] = hi;
+  barrier();
+  for (uint s = T / 2u; s > 0u; s >>= 1) {
+    if (t < s) {
+      pmin[t] = min(pmin[t], pmin[t + s]);
+      pmax[t] = max(pmax[t], pmax[t + s]);
+    }
+    barrier();
+  }
+  if (t == 0u) {
+    float scale, inv;
+    int zp;
+    dq8ca_params(pmin[0], pmax[0], scale, zp, inv);
+    xq_scale = scale;
+    xq_inv = inv;
+    xq_zp = zp;
+  }
+  barrier();
+  const float inv = xq_inv;
+  const int zp = xq_zp;
+  [[unroll]] for (uint j = 0u; j < RVP; ++j) {
+    const uint w = t + j * T;
+    if (w < K4P) {
+      uint word = 0u;
+      for (uint b = 0u; b < 4u; ++b)
+        if (4u * w + b < K) word |= quantize_byte(v[j][b], inv, zp) << (8u * b);
+      xs4[w >> 2u][w & 3u] = word;
+    }
+  }
+  barrier();
+}
+#endif
 
 #if !defined(VKQC_INT_DOT)
 vec4 x_vec(uint m, uint word) {  // 4 K values of word `word` (4 values each), zero past K
@@ -100,7 +151,7 @@ void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase) {
       if (c >= UR) break;
       for (uint mi = 0u; mi < MB; ++mi) {
         const uint xi = min(mbase + mi, M - 1u) * (K4P / 4u) + 2u * c;
-        const uvec4 xa = xq4[xi], xb = xq4[xi + 1u];
+        const uvec4 xa = XQ4(xi), xb = XQ4(xi + 1u);
         const int xs = SDOT(xa.x, ONES) + SDOT(xa.y, ONES) + SDOT(xa.z, ONES) + SDOT(xa.w, ONES) +
                        SDOT(xb.x, ONES) + SDOT(xb.y, ONES) + SDOT(xb.z, ONES) + SDOT(xb.w, ONES);
         for (uint r = 0u; r < NR; ++r) {
@@ -143,7 +194,7 @@ void loop_int8_dot_groups(uint t, uint n0, uint mbase) {
       const uint c = c0 + u * T;
       if (c >= UR) break;
       for (uint mi = 0u; mi < MB; ++mi) {
-        const uvec4 xv = xq4[min(mbase + mi, M - 1u) * (K4P / 4u) + c];
+        const uvec4 xv = XQ4(min(mbase + mi, M - 1u) * (K4P / 4u) + c);
         for (uint r = 0u; r < NR; ++r) {
           const uvec4 w = wv[u * NR + r];
           const int p = SDOT(xv.x, w.x) + SDOT(xv.y, w.y) + SDOT(xv.z, w.z) + SDOT(xv.w, w.w);
@@ -169,7 +220,7 @@ void loop_int8_dot(uint t, uint n0, uint mbase) {
       const uint c = c0 + u * T;
       if (c >= UNITS) break;
       for (uint mi = 0u; mi < MB; ++mi) {
-        const uvec4 xv = xq4[min(mbase + mi, M - 1u) * (K4P / 4u) + c];
+        const uvec4 xv = XQ4(min(mbase + mi, M - 1u) * (K4P / 4u) + c);
         for (uint r = 0u; r < NR; ++r) {
           const uvec4 w = wv[u * NR + r];
           acc[mi * NR + r] += SDOT(xv.x, w.x) + SDOT(xv.y, w.y) + SDOT(xv.z, w.z) + SDOT(xv.w, w.w);
@@ -372,6 +423,9 @@ void main() {
   const uint mbase = gl_WorkGroupID.z * MB;
 
   for (uint i = 0u; i < MB * NR; ++i) acc[i] = ACC_T(0);
+#ifdef VKQC_XQ_PROLOGUE
+  quantize_row_prologue(t);
+#endif
 #ifdef VKQC_INT_DOT
   for (uint mi = 0u; mi < MB; ++mi) zx[mi] = act_zero_point(min(mbase + mi, M - 1u));
 #endif

@@ -114,6 +114,8 @@ class LowerContext : public CompileView {
   };
   virtual Quantized QuantizeShared(int tensor, ir::Scheme act, float scale, int32_t zero_point, int64_t m,
                                    int64_t k, std::string* note) = 0;
+  // Whether packed rows of `tensor` quantized that way exist already (QuantizeShared would reuse them).
+  virtual bool HasQuantized(int tensor, ir::Scheme act, float scale, int32_t zero_point) const = 0;
   // Registers rows a fused row kernel already quantized (dq8ca: scale 1, zero point 0 as keys),
   // so the layers that would quantize `tensor` the same way reuse them.
   virtual void ProvideQuantized(int tensor, ir::Scheme act, float scale, int32_t zero_point, Quantized q) = 0;

@@ -136,6 +136,9 @@ class ProgramLowering final : public kernels::LowerContext {
   void ProvideQuantized(int t, ir::Scheme act, float scale, int32_t zp, Quantized q) override {
     quantized_.emplace(QuantKey(t, act, scale, zp), q);
   }
+  bool HasQuantized(int t, ir::Scheme act, float scale, int32_t zp) const override {
+    return quantized_.count(QuantKey(t, act, scale, zp)) != 0;
+  }
   Quantized QuantizeShared(int t, ir::Scheme act, float scale, int32_t zp, int64_t m, int64_t k,
                            std::string* note) override {
     const std::string key = QuantKey(t, act, scale, zp);

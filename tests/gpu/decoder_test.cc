@@ -355,6 +355,11 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
     double e = 0;
     for (size_t i = 0; i < r.size(); ++i) e = std::max(e, std::fabs(double(got[i]) - r[i]) / (std::fabs(r[i]) + 0.1));
     EXPECT_LE(e, 2e-5) << what << " run of " << tokens << " at " << at << " (" << li.variant << ")";
+    if (c.linear && tokens == 1) {  // one row: the linear quantizes y in its prologue
+      vkqc_layer_info lo;
+      ASSERT_EQ(vkqc_model_layer_info(l.model, prog, 1, &lo), VKQC_OK);
+      EXPECT_NE(std::string(lo.variant).find("_dot_gemv_rowq"), std::string::npos) << lo.variant;
+    }
     if (c.linear) {  // z from y quantized per token on the device: a quantization step apart at most
       std::vector<float> z(size_t(tokens) * 24);
       ASSERT_EQ(vkqc_model_read_output(l.model, prog, 1, z.data(), z.size() * 4), VKQC_OK);

@@ -274,10 +274,15 @@ TEST(RowFusion, RopeAndAppendWithAttention) {
         ASSERT_EQ(vkqc_model_find_program(l.model, tokens, &prog), VKQC_OK);
         vkqc_layer_info li;
         vkqc_model_layer_info(l.model, prog, 0, &li);
-        if (fuses) EXPECT_STREQ(li.variant, "fused");
+        if (fuses) {
+          EXPECT_STREQ(li.variant, "fused");
+        } else {
+          EXPECT_STRNE(li.variant, "fused");
+        }
         vkqc_model_layer_info(l.model, prog, 2, &li);
-        if (fuses && tokens == 1) EXPECT_EQ(std::string(li.variant).rfind("attention_decode", 0), 0u) << li.variant;
-        else EXPECT_STRNE(li.variant, "fused");
+        if (fuses && tokens == 1) {
+          EXPECT_EQ(std::string(li.variant).rfind("attention_decode", 0), 0u) << li.variant;
+        }
         const auto qv = RandomFloats(tokens * hq * d, tokens + at), kv = RandomFloats(tokens * hkv * d, tokens + at + 1),
                    vv = RandomFloats(tokens * hkv * d, tokens + at + 2);
         const std::vector<float>* in[3] = {&qv, &kv, &vv};

@@ -24,8 +24,11 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
   if (accum == Accum::CoopMat && !cm_khr) v += "nv";
   v += "_";
   v += AlgoName(algo);
+  if (xq_prologue) v += "_rowq";
   return v;
 }
+
+uint32_t LinearChoice::PrologueSharedBytes(int64_t k) const { return PackedK4(k) * 4 + threads * 8 + 12; }
 
 uint32_t LinearChoice::SharedMemoryBytes() const {
   if (accum == Accum::CoopMat) {  // shaders/linear_coopmat.comp's shared arrays
@@ -148,7 +151,12 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   // Per-row activation parameters: computed for this layer (int path), or carried by a
   // per-token int8 input (either path).
   const bool int_path = c.accum == Accum::IntDot || (cm && c.cm_int8);
-  if (s.act == ir::Scheme::DQ8CA && (int_path || s.x_int8)) defs.push_back("VKQC_ACT_ROW");
+  if (c.xq_prologue) {
+    defs.push_back("VKQC_XQ_PROLOGUE");
+    d.shared_memory_bytes += c.PrologueSharedBytes(s.k);
+  } else if (s.act == ir::Scheme::DQ8CA && (int_path || s.x_int8)) {
+    defs.push_back("VKQC_ACT_ROW");
+  }
   if (s.out_q8) defs.push_back("VKQC_OUT_Q8");
   const uint32_t gs = s.Grouped() ? uint32_t(s.group_size) : 32u;
   d.spec = {{2, uint32_t(s.m)},     {3, uint32_t(s.n)},  {4, uint32_t(s.k)},  {5, PackedK4(s.k)},

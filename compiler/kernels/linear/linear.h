@@ -68,6 +68,10 @@ constexpr uint32_t kCoopMatF16Int8GemvMaxM = 8;
 // rows cost more than the taller tile saved).
 constexpr uint64_t kMinWorkgroupsForTallTiles = 192;
 constexpr int64_t kMinTallTilesInt4DotGroup = 128;
+// The GEMV prologue quantization (LinearChoice::xq_prologue) is taken where the row's reads over
+// all workgroups stay below this (8 MiB: ~1 us of L2 bandwidth on an H100; a dependent dispatch
+// costs ~2 us there, bench/RESULTS.md).
+constexpr uint64_t kPrologueBytes = 8ull << 20;
 
 // A layer's kernel choice. Pure data: selection is a function of (shape, profile, options).
 struct LinearChoice {
@@ -91,10 +95,16 @@ struct LinearChoice {
            cm_bkw = 16, cm_nslot = 0;
   bool cm_pin_subgroup = false;
   bool cm_khr = false;  // VK_KHR_cooperative_matrix (the NV module translated); else VK_NV_cooperative_matrix
+  // GEMV at M = 1 on the int path with dq8ca activations: each workgroup quantizes the float row
+  // itself (VKQC_XQ_PROLOGUE) instead of reading rows a quantize dispatch wrote. Decided at
+  // lowering (it depends on whether another op already provides the quantized row).
+  bool xq_prologue = false;
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)
 
   std::string VariantName(const LinearShape& shape) const;
   uint32_t SharedMemoryBytes() const;
+  // The prologue's shared memory for K: the packed row, the reduction, the parameters.
+  uint32_t PrologueSharedBytes(int64_t k) const;
   uint32_t Invocations() const {
     return accum == Accum::CoopMat ? cm_sg * cm_wm * cm_wn : algo == Algo::Gemm ? tx * ty : threads;
   }

@@ -99,7 +99,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const LinearShape shape = ShapeOf(ctx, op);
   auto choice_r = SelectLinear(shape, ctx.profile(), ctx.options().select);
   if (!choice_r.ok()) return Error{choice_r.error().kind, ctx.OpLabel(i) + ": " + choice_r.error().message};
-  const LinearChoice& choice = *choice_r;
+  LinearChoice choice = *choice_r;
   LinearConsts lc;
   const ir::Tensor& xt = ctx.tensor(op.inputs[0]);
   Bind row_params;
@@ -119,7 +119,19 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   Bind x = ctx.Read(op.inputs[0]);
   std::string quant_note;
   const bool int_path = choice.accum == Accum::IntDot || (choice.accum == Accum::CoopMat && choice.cm_int8);
-  if (int_path && !shape.x_int8) {
+  // One row without a quantized copy yet: every GEMV workgroup quantizes it in its prologue, one
+  // dependent dispatch less, where the row is small enough that re-reading it per workgroup costs
+  // less than the dispatch (kPrologueBytes of reads over all workgroups) and it fits shared memory.
+  const bool prologue =
+      int_path && !shape.x_int8 && shape.act == ir::Scheme::DQ8CA && choice.algo == Algo::Gemv &&
+      choice.accum == Accum::IntDot && shape.m == 1 && shape.k % 4 == 0 &&
+      uint64_t((shape.n + choice.nr - 1) / choice.nr) * uint64_t(shape.k) * 4 <= kPrologueBytes &&
+      choice.SharedMemoryBytes() + choice.PrologueSharedBytes(shape.k) <= ctx.profile().max_compute_shared_memory_size &&
+      !ctx.HasQuantized(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point);
+  if (prologue) {
+    choice.xq_prologue = true;
+    quant_note = "; quantizes its input row per token in each workgroup's prologue (no quantize dispatch)";
+  } else if (int_path && !shape.x_int8) {
     const auto q = ctx.QuantizeShared(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point, shape.m, shape.k,
                                       &quant_note);
     x = q.rows;
