@@ -73,6 +73,20 @@ void quantize_row_prologue(uint t) {
     lo = min(lo, min(min(v[j].x, v[j].y), min(v[j].z, v[j].w)));
     hi = max(hi, max(max(v[j].x, v[j].y), max(v[j].z, v[j].w)));
   }
+#ifdef VKQC_SUBGROUP
+  lo = subgroupMin(lo);
+  hi = subgroupMax(hi);
+  if (gl_SubgroupInvocationID == 0u) {
+    pmin[gl_SubgroupID] = lo;
+    pmax[gl_SubgroupID] = hi;
+  }
+  barrier();
+  if (t == 0u) {
+    for (uint g = 1u; g < T / SG; ++g) {
+      lo = min(lo, pmin[g]);
+      hi = max(hi, pmax[g]);
+    }
+#else
   pmin[t] = lo;
   pmax[t] = hi;
   barrier();
@@ -84,9 +98,12 @@ void quantize_row_prologue(uint t) {
     barrier();
   }
   if (t == 0u) {
+    lo = pmin[0];
+    hi = pmax[0];
+#endif
     float scale, inv;
     int zp;
-    dq8ca_params(pmin[0], pmax[0], scale, zp, inv);
+    dq8ca_params(lo, hi, scale, zp, inv);
     xq_scale = scale;
     xq_inv = inv;
     xq_zp = zp;

@@ -464,6 +464,9 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
       {32, 8, 64, 2048, true, 5, 120, "", "", AttentionKernel::Auto, 6, d, true},  // 2 then 3 chunks
       {8, 2, 64, 300, false, 3, 20, "", "", AttentionKernel::Auto, 2, d, true},    // one chunk
       {12, 4, 6, 300, true, 1, 100, "", "", AttentionKernel::Auto, 2, d, true},    // row of 72: 18 words
+      // a phone profile (android-16: 16 KiB of shared memory, blocks of 32 keys); the linear's
+      // prologue reduces with a shared-memory tree there
+      {8, 2, 64, 300, true, 3, 100, "", "android-16", AttentionKernel::Auto, 2, d, true},
   };
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
