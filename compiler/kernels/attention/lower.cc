@@ -127,6 +127,19 @@ uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetP
 
 namespace {
 
+// A dispatch of `shader` with a one-dimensional workgroup of `local` over a (gx, gy, gz) grid.
+linear::DispatchParams Grid(const std::string& shader, std::vector<std::string> defs, uint32_t local, uint32_t gx,
+                            uint32_t gy, uint32_t gz) {
+  linear::DispatchParams d;
+  d.shader = {shader, std::move(defs)};
+  d.local_size[0] = local;
+  d.local_size[1] = d.local_size[2] = 1;
+  d.group_count[0] = gx;
+  d.group_count[1] = gy;
+  d.group_count[2] = gz;
+  return d;
+}
+
 // One query row: the decode kernel, one dispatch (see SelectDecodeAttention).
 void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, PlanLayer& pl,
                  const std::string& detail) {
@@ -140,13 +153,7 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, Pl
   if (f16) defs.push_back("VKQC_KV_F16");
   if (rq >= 0) defs.push_back("VKQC_ROPE");
   if (rq >= 0 && ctx.op(size_t(rq)).rope.interleaved) defs.push_back("VKQC_INTERLEAVED");
-  linear::DispatchParams d;
-  d.shader = {"attention_decode.comp", defs};
-  d.local_size[0] = 128;
-  d.local_size[1] = d.local_size[2] = 1;
-  d.group_count[0] = c.splits;
-  d.group_count[1] = uint32_t(a.num_kv_heads);
-  d.group_count[2] = 1;
+  linear::DispatchParams d = Grid("attention_decode.comp", defs, 128, c.splits, uint32_t(a.num_kv_heads), 1);
   const uint32_t maxpos = rq >= 0 ? uint32_t(ctx.op(size_t(rq)).rope.max_positions) : 1;
   const int64_t s = ctx.tensor(op.inputs[3]).shape[1];
   d.spec = {{1, uint32_t(a.num_heads)}, {2, uint32_t(a.num_kv_heads)}, {3, uint32_t(s)}, {4, c.chunk},
@@ -242,16 +249,11 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   if (force == AK::Rows && tc.br) tc = TiledChoice{0, "--force-attention rows"};
   if (tc.br) {
     const uint32_t g = uint32_t(a.num_heads / a.num_kv_heads), tb = tc.br / g;  // g <= br
-    linear::DispatchParams at;
     std::vector<std::string> defs = kv_def;
     defs.push_back("VKQC_D=" + std::to_string(a.head_dim));
     defs.push_back("VKQC_BR=" + std::to_string(tc.br));
-    at.shader = {"attention_tiled.comp", defs};
-    at.local_size[0] = 4 * tc.br;
-    at.local_size[1] = at.local_size[2] = 1;
-    at.group_count[0] = uint32_t((rows + tb - 1) / tb);
-    at.group_count[1] = uint32_t(a.num_kv_heads);
-    at.group_count[2] = 1;
+    linear::DispatchParams at = Grid("attention_tiled.comp", defs, 4 * tc.br, uint32_t((rows + tb - 1) / tb),
+                                     uint32_t(a.num_kv_heads), 1);
     at.spec = {{1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.num_kv_heads)}, {5, uint32_t(s)},
                {8, kernels::FloatBits(a.Scale())}};
     at.shared_memory_bytes = AttentionTiledShared(tc.br, uint32_t(a.head_dim));
@@ -269,28 +271,16 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   kernels::Bind out = y;
   if (c.splits > 1)
     out = ctx.Scratch(uint64_t(rows) * a.num_heads * c.splits * (a.head_dim + 2) * 4, op.name + ".partials");
-  linear::DispatchParams at;
-  at.shader = {"attention.comp", kv_def};
-  at.local_size[0] = 64;
-  at.local_size[1] = at.local_size[2] = 1;
-  at.group_count[0] = c.splits;
-  at.group_count[1] = uint32_t(a.num_heads);
-  at.group_count[2] = uint32_t(rows);
+  linear::DispatchParams at = Grid("attention.comp", kv_def, 64, c.splits, uint32_t(a.num_heads), uint32_t(rows));
   at.spec = {{1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.num_kv_heads)}, {4, uint32_t(a.head_dim)},
              {5, uint32_t(s)}, {6, c.chunk}, {7, c.splits}, {8, kernels::FloatBits(a.Scale())}};
   at.shared_memory_bytes = 128 * 8 + 64 * 4;
   ctx.Dispatch(at, {ctx.Read(op.inputs[0]), ctx.Read(op.inputs[3]), ctx.Read(op.inputs[4]), pos, out});
   if (c.splits > 1) {
-    linear::DispatchParams cb;
-    cb.shader = {"attention_combine.comp", {}};
     const uint32_t local = uint32_t(std::min<int64_t>(64, a.head_dim));
+    linear::DispatchParams cb = Grid("attention_combine.comp", {}, local, uint32_t(a.num_heads), uint32_t(rows), 1);
     cb.spec = {{0, local}, {1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.head_dim)},
                {4, uint32_t(s)}, {5, c.chunk}, {6, c.splits}};
-    cb.local_size[0] = local;
-    cb.local_size[1] = cb.local_size[2] = 1;
-    cb.group_count[0] = uint32_t(a.num_heads);
-    cb.group_count[1] = uint32_t(rows);
-    cb.group_count[2] = 1;
     ctx.Dispatch(cb, {out.AsRead(), pos, y});
   }
   pl.variant = std::string(c.splits > 1 ? "attention_split" : "attention_rows") + "_kv" + (f16 ? "f16" : "f32");
