@@ -12,6 +12,9 @@
 // With more than one active split, each writes {max, sum, acc[D]} per head to `part`, then counts
 // itself in the arrival counter of its KV head (a compiler-owned state buffer, zero at load); the
 // last to arrive combines the splits (as attention_combine.comp) and sets the counter back to 0.
+// The partials and the counters are coherent buffers; memoryBarrierBuffer orders a split's partials
+// before its count (release) and the last split's reads after it (acquire). The combine reuses the
+// shared scratch `sp` (G * 128 floats) for the splits' maxima and sums: SPLITS <= 64.
 #include "common.glslh"
 
 layout(local_size_x = 128) in;
@@ -26,7 +29,7 @@ layout(constant_id = 7) const uint MAXPOS = 1;
 const uint WG = 128;
 const uint D = VKQC_D;              // head_dim (even)
 const uint G = VKQC_G;              // query heads per KV head
-const uint BK = VKQC_BK;            // keys per block (64, 32 or 16)
+const uint BK = VKQC_BK;            // keys per block (64, 32, 16 or 128)
 const uint TPK = WG / BK;           // invocations per key in the score phase
 const uint DS = D / TPK;            // dims each of them reads (even)
 const uint HD = D / 2;

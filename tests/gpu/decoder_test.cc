@@ -1,8 +1,8 @@
 // The transformer-decoder ops on the device against the CPU reference (validation on):
 // rms_norm, argmax, embedding (f32 / q8csw / q4gsw), rope (both layouts, Llama-3 scaling, positions
-// up to the table's end), attention over the persistent KV cache (GQA ratios 1, 4 and 8, head_dim
-// 32/64/128, f16 and f32 caches, the row and split kernels, prefill then decode across programs),
-// and the runtime's state API (position ownership, overflow refusal, reset).
+// up to the table's end), attention over the persistent KV cache (GQA ratios 1 to 32, head_dim
+// 2 to 256, f16 and f32 caches, the rows, split, tiled and decode kernels, prefill then decode
+// across programs), and the runtime's state API (position ownership, overflow refusal, reset).
 #include <gtest/gtest.h>
 
 #include <bit>
