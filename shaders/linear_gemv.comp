@@ -4,9 +4,7 @@
 // Threads split K in units of one uvec4 of packed weights (16 K values for q8, 32 for int4;
 // neighbouring threads read neighbouring 16-byte words, all loads are 16 bytes wide). Each
 // thread first issues the loads of UNR units x NR channels (weights and their group scales),
-// then computes, so UNR*NR loads are in flight per thread (int4 with groups of 32 or more:
-// software-pipelined, the next batch's loads issued before the current one is computed and the
-// first before the row's set-up, the prologue quantization). Then the workgroup reduces: a
+// then computes, so UNR*NR loads are in flight per thread. Then the workgroup reduces: a
 // shared-memory tree, or with VKQC_SUBGROUP subgroupAdd and a short shared-memory pass (the
 // subgroup size SG is pinned at pipeline creation).
 // Int4 x int8 with groups of a multiple of 32 (one group per unit): the nibbles u (0..15) are
@@ -141,58 +139,30 @@ vec4 x_vec(uint m, uint word) {  // 4 K values of word `word` (4 values each), z
 }
 #endif
 
-// The row's set-up: the prologue quantization (VKQC_XQ_PROLOGUE) and the activation zero points.
-// Loops that can issue weight loads first call it after them, so the loads' latency overlaps it.
-void begin_row(uint t, uint mbase) {
-#ifdef VKQC_XQ_PROLOGUE
-  quantize_row_prologue(t);
-#endif
-#ifdef VKQC_INT_DOT
-  for (uint mi = 0u; mi < MB; ++mi) zx[mi] = act_zero_point(min(mbase + mi, M - 1u));
-#endif
-}
-
 #if defined(VKQC_INT_DOT) && defined(VKQC_W4)
-// Int4 x int8, groups a multiple of 32: see the header. Software-pipelined: the weights (and
-// their group scales) of the next UNR units are loaded while the current ones are computed, and
-// the first batch is issued before begin_row.
-// The batch in flight (next) and the one being computed (cur): private arrays, copied element
-// by element (arrays sized by specialization constants cannot be assigned whole).
-uvec4 wv_n[UNR * NR], wv_c[UNR * NR];
-float sw_n[UNR * NR], sw_c[UNR * NR];
-int zw_n[UNR * NR], zw_c[UNR * NR];
-#ifdef VKQC_W4_MIN
-float mw_n[UNR * NR], mw_c[UNR * NR];
-#endif
-void load_int4_batch(uint c0, uint n0, uint UR) {
-  for (uint u = 0u; u < UNR; ++u) {
-    const uint c = min(c0 + u * T, UR - 1u);  // clamped: loaded, never used
-    const uint g = (c * 32u) / GS;
-    for (uint r = 0u; r < NR; ++r) {
-      const uint n = min(n0 + r, N - 1u);
-      wv_n[u * NR + r] = weight_unit(n, c);
-      sw_n[u * NR + r] = weight_scale(n, g);
-      zw_n[u * NR + r] = int(weight_zp(n, g));
-#ifdef VKQC_W4_MIN
-      mw_n[u * NR + r] = weight_min(n, g);
-#endif
-    }
-  }
-}
+// Int4 x int8, groups a multiple of 32: see the header.
 void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase) {
   const uint UR = K8 / 4u;  // K is a multiple of GS, hence of 32: every unit is real
-  load_int4_batch(t, n0, UR);
-  begin_row(t, mbase);
   for (uint c0 = t; c0 < UR; c0 += T * UNR) {
-    for (uint i = 0u; i < UNR * NR; ++i) {
-      wv_c[i] = wv_n[i];
-      sw_c[i] = sw_n[i];
-      zw_c[i] = zw_n[i];
+    uvec4 wv[UNR * NR];
+    float sw[UNR * NR];
+    int zw[UNR * NR];
 #ifdef VKQC_W4_MIN
-      mw_c[i] = mw_n[i];
+    float mw[UNR * NR];
 #endif
+    for (uint u = 0u; u < UNR; ++u) {
+      const uint c = min(c0 + u * T, UR - 1u);  // clamped: loaded, never used
+      const uint g = (c * 32u) / GS;
+      for (uint r = 0u; r < NR; ++r) {
+        const uint n = min(n0 + r, N - 1u);
+        wv[u * NR + r] = weight_unit(n, c);
+        sw[u * NR + r] = weight_scale(n, g);
+        zw[u * NR + r] = int(weight_zp(n, g));
+#ifdef VKQC_W4_MIN
+        mw[u * NR + r] = weight_min(n, g);
+#endif
+      }
     }
-    if (c0 + T * UNR < UR) load_int4_batch(c0 + T * UNR, n0, UR);
     for (uint u = 0u; u < UNR; ++u) {
       const uint c = c0 + u * T;
       if (c >= UR) break;
@@ -202,17 +172,17 @@ void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase) {
         const int xs = SDOT(xa.x, ONES) + SDOT(xa.y, ONES) + SDOT(xa.z, ONES) + SDOT(xa.w, ONES) +
                        SDOT(xb.x, ONES) + SDOT(xb.y, ONES) + SDOT(xb.z, ONES) + SDOT(xb.w, ONES);
         for (uint r = 0u; r < NR; ++r) {
-          const uvec4 w = wv_c[u * NR + r];
+          const uvec4 w = wv[u * NR + r];
           const uvec4 lo = w & 0x0F0F0F0Fu, hi = (w >> 4u) & 0x0F0F0F0Fu;
           // Word q holds K values 8q..8q+3 (low nibbles) and 8q+4..8q+7 (high): x words 2q, 2q+1.
           const int p = SDOT(xa.x, lo.x) + SDOT(xa.y, hi.x) + SDOT(xa.z, lo.y) + SDOT(xa.w, hi.y) +
                         SDOT(xb.x, lo.z) + SDOT(xb.y, hi.z) + SDOT(xb.z, lo.w) + SDOT(xb.w, hi.w);
           const uvec4 s4 = lo + hi;  // bytes <= 30; their sum over the 4 words <= 120: no carry
           const int su = SDOT(s4.x + s4.y + s4.z + s4.w, ONES);
-          const int z = zw_c[u * NR + r];
-          acc[mi * NR + r] += float(p - z * xs - zx[mi] * su + 32 * zx[mi] * z) * sw_c[u * NR + r];
+          const int z = zw[u * NR + r];
+          acc[mi * NR + r] += float(p - z * xs - zx[mi] * su + 32 * zx[mi] * z) * sw[u * NR + r];
 #ifdef VKQC_W4_MIN
-          acc[mi * NR + r] -= float(xs - 32 * zx[mi]) * mw_c[u * NR + r];  // the minimum: m * sum(x - zx)
+          acc[mi * NR + r] -= float(xs - 32 * zx[mi]) * mw[u * NR + r];  // the minimum: m * sum(x - zx)
 #endif
         }
       }
@@ -470,18 +440,19 @@ void main() {
   const uint mbase = gl_WorkGroupID.z * MB;
 
   for (uint i = 0u; i < MB * NR; ++i) acc[i] = ACC_T(0);
+#ifdef VKQC_XQ_PROLOGUE
+  quantize_row_prologue(t);
+#endif
+#ifdef VKQC_INT_DOT
+  for (uint mi = 0u; mi < MB; ++mi) zx[mi] = act_zero_point(min(mbase + mi, M - 1u));
+#endif
 
 #if defined(VKQC_INT_DOT) && defined(VKQC_W4)
   if (GS % 32u == 0u) {
-    loop_int4_dot_unit_groups(t, n0, mbase);  // calls begin_row after its first loads
+    loop_int4_dot_unit_groups(t, n0, mbase);
   } else {
-    begin_row(t, mbase);
     loop_general(t, n0, mbase);
   }
-#else
-  begin_row(t, mbase);
-#endif
-#if defined(VKQC_INT_DOT) && defined(VKQC_W4)
 #elif defined(VKQC_INT_DOT) && defined(VKQC_W8G)
   loop_int8_dot_groups(t, n0, mbase);
 #elif defined(VKQC_INT_DOT)
