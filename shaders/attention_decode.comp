@@ -76,18 +76,29 @@ shared float qs[G * D];        // the G queries, rotated and scaled
 shared float kn[D], vn[D];     // the new row as the cache holds it
 shared float sp[G * BK * TPK];  // partial dot products of a block
 shared float sc[G * BK];       // scores, then probabilities
-shared vec2 vs[BK * HD];       // the block's values
+const uint HDP = HD + VKQC_VS_PAD;  // a row of vs, padded by one pair where it fits (the score
+                                    // phase's stores then hit different banks)
+shared vec2 vs[BK * HDP];      // the block's values
 shared float mrow[G], lrow[G], crow[G], red[G * 8];
 shared uint last;
 
-vec2 cache_pair(bool is_k, uint at) {
+// A cache word (two values) as loaded, and as two floats. f16: unpackHalf2x16 is exact for every
+// half but the subnormal ones (which a device may flush); blocks holding one take the integer
+// decode (common.glslh) instead, a branch that is otherwise not taken, so its code is not fetched.
+// (Code size is time here: this kernel runs each instruction about once per dispatch, and on the
+// H100 the 64 inline integer decodes of a block cost ~8 us per layer in instruction fetch even at
+// position 0, where they never execute; bench/RESULTS.md, 2026-11-26.)
 #ifdef VKQC_KV_F16
-  const uint w = is_k ? kc[at] : vc[at];
-  return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
-#else
-  return is_k ? kc[at] : vc[at];
-#endif
+#define CACHE_T uint
+uint cache_word(bool is_k, uint at) { return is_k ? kc[at] : vc[at]; }
+bool has_subnormal(uint w) {  // a half with exponent 0 and a nonzero mantissa
+  return (w & 0x7FFFu) - 1u < 0x3FFu || ((w >> 16) & 0x7FFFu) - 1u < 0x3FFu;
 }
+vec2 decode_exact(uint w) { return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16)); }
+#else
+#define CACHE_T vec2
+vec2 cache_word(bool is_k, uint at) { return is_k ? kc[at] : vc[at]; }
+#endif
 
 // The value the cache holds for x (f16-rounded with VKQC_KV_F16).
 float as_cached(float x) {
@@ -211,17 +222,49 @@ void main() {
     if (key < end) {
       const bool fresh = owner && key == pc;
       const uint at = (kvh * S + key) * HD + j * (DS / 2);
+      vec2 kp[DS / 2];
+      if (fresh) {
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
+          const uint d = j * DS + 2u * i;
+          kp[i] = vec2(kn[d], kn[d + 1u]);
+          vr[i] = vec2(vn[d], vn[d + 1u]);
+        }
+      } else {
+        CACHE_T kw[DS / 2], vw[DS / 2];
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
+          kw[i] = cache_word(true, at + i);
+          vw[i] = cache_word(false, at + i);
+        }
+#ifdef VKQC_KV_F16
+        bool sub = false;
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) sub = sub || has_subnormal(kw[i]) || has_subnormal(vw[i]);
+        if (sub) {
+          [[unroll]] for (uint i = 0; i < DS / 2; ++i) {  // unrolled too: kp, vr stay in registers
+            kp[i] = decode_exact(kw[i]);
+            vr[i] = decode_exact(vw[i]);
+          }
+        } else {
+          [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
+            kp[i] = unpackHalf2x16(kw[i]);
+            vr[i] = unpackHalf2x16(vw[i]);
+          }
+        }
+#else
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
+          kp[i] = kw[i];
+          vr[i] = vw[i];
+        }
+#endif
+      }
       [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
         const uint d = j * DS + 2u * i;
-        const vec2 kp = fresh ? vec2(kn[d], kn[d + 1u]) : cache_pair(true, at + i);
-        vr[i] = fresh ? vec2(vn[d], vn[d + 1u]) : cache_pair(false, at + i);
-        [[unroll]] for (uint g = 0; g < G; ++g) dots[g] += qs[g * D + d] * kp.x + qs[g * D + d + 1u] * kp.y;
+        [[unroll]] for (uint g = 0; g < G; ++g) dots[g] += qs[g * D + d] * kp[i].x + qs[g * D + d + 1u] * kp[i].y;
       }
     } else {
       [[unroll]] for (uint i = 0; i < DS / 2; ++i) vr[i] = vec2(0.0);
     }
     [[unroll]] for (uint g = 0; g < G; ++g) sp[(g * BK + kk) * TPK + j] = dots[g];
-    [[unroll]] for (uint i = 0; i < DS / 2; ++i) vs[kk * HD + j * (DS / 2) + i] = vr[i];
+    [[unroll]] for (uint i = 0; i < DS / 2; ++i) vs[kk * HDP + j * (DS / 2) + i] = vr[i];
     barrier();
     for (uint i = tid; i < G * BK; i += WG) {
       const uint c = i % BK;
@@ -265,7 +308,7 @@ void main() {
     for (uint c = 0; c < n; ++c) {
       [[unroll]] for (uint r = 0; r < OPT; ++r) {
         const uint o = tid + r * WG, g = min(o / D, G - 1u), d = o % D;
-        const vec2 vv = vs[c * HD + d / 2u];
+        const vec2 vv = vs[c * HDP + d / 2u];
         acc[r] += sc[g * BK + c] * ((d & 1u) != 0u ? vv.y : vv.x);
       }
     }

@@ -269,6 +269,10 @@ struct AttnCase {
   int decode_steps = 1;          // one-row runs after the first run
   std::string want_decode = {};  // their kernel's variant prefix (empty: not checked)
   bool linear = false;           // y feeds a dq8ca x q8csw linear (output z)
+  // Every third k value and every v value scaled by 1e-5 (f16 subnormals in the cache: y is of
+  // that size, so a flushed or misdecoded value fails the relative check), every seventh value
+  // zero: the decode kernel's exact decode of blocks holding subnormal halves.
+  bool subnormal = false;
 };
 
 // q/k/v inputs [T, H*D] -> attention over state caches; programs `prefill` and 1 share the cache.
@@ -334,8 +338,11 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
     }
     const uint32_t seed = uint32_t(tokens * 131 + at);
     const auto qv = RandomFloats(size_t(tokens * c.hq * c.d), seed, 0.5f);
-    const auto kv = RandomFloats(size_t(tokens * c.hkv * c.d), seed + 1, 0.5f);
-    const auto vv = RandomFloats(size_t(tokens * c.hkv * c.d), seed + 2);
+    auto kv = RandomFloats(size_t(tokens * c.hkv * c.d), seed + 1, 0.5f);
+    auto vv = RandomFloats(size_t(tokens * c.hkv * c.d), seed + 2);
+    if (c.subnormal)
+      for (auto* x : {&kv, &vv})
+        for (size_t i = 0; i < x->size(); ++i) (*x)[i] *= i % 7 == 3 ? 0.0f : (x == &vv || i % 3 == 0) ? 1e-5f : 1.0f;
     std::vector<uint8_t> out;
     ASSERT_TRUE(RunProgram(l.model, prog,
                            {Bytes(qv.data(), qv.size() * 4), Bytes(kv.data(), kv.size() * 4),
@@ -456,6 +463,9 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
       {4, 2, 4, 40, true, 1, 30, "", "", AttentionKernel::Auto, 2, d},        // head_dim 4
       {2, 1, 256, 300, true, 1, 200, "", "", AttentionKernel::Auto, 3, d},    // head_dim 256
       {8, 2, 64, 9000, true, 1, 8500, "", "", AttentionKernel::Auto, 3, d},   // 47 chunks of 3 blocks
+      // f16 subnormals and zeros in the cache (the exact decode), one and several chunks
+      {8, 2, 64, 300, true, 40, 20, "", "", AttentionKernel::Auto, 3, d, false, true},
+      {32, 8, 64, 2048, true, 70, 100, "", "", AttentionKernel::Auto, 2, d, false, true},
       // forced to the per-row kernels; 4 storage buffers per stage (android-baseline-2022): split
       {8, 2, 64, 300, true, 3, 100, "", "", AttentionKernel::Rows, 2, "attention_split"},
       {8, 2, 64, 300, true, 3, 100, "", "android-baseline-2022", AttentionKernel::Auto, 2, "attention_split"},

@@ -44,10 +44,11 @@ TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, 
 struct DecodeChoice {
   uint32_t bk = 0;  // 0: not taken (`why` says why)
   uint32_t chunk = 0, splits = 0, shared = 0, storage_buffers = 0;
+  bool pad = false;  // the values' shared rows padded by one pair
   std::string why;
 };
 constexpr uint32_t kDecodeMaxSplits = 64;
-uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk);
+uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool pad);
 DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
                                    bool rope_fused, const TargetProfile& profile);
 // Bytes of the sync state the graph's attention ops need on this target (0: none takes the decode
