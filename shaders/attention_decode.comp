@@ -82,17 +82,25 @@ shared vec2 vs[BK * HDP];      // the block's values
 shared float mrow[G], lrow[G], crow[G], red[G * 8];
 shared uint last;
 
-// A cache word (two values) as loaded, and as two floats. f16: unpackHalf2x16 is exact for every
-// half but the subnormal ones (which a device may flush); blocks holding one take the integer
-// decode (common.glslh) instead, a branch that is otherwise not taken, so its code is not fetched.
-// (Code size is time here: this kernel runs each instruction about once per dispatch, and on the
-// H100 the 64 inline integer decodes of a block cost ~8 us per layer in instruction fetch even at
-// position 0, where they never execute; bench/RESULTS.md, 2026-11-26.)
+// A cache word (two values) as loaded, and as two floats. f16: a half with a nonzero exponent
+// field below 31 (a normal number) becomes its f32 by moving its exponent and mantissa bits and
+// rebiasing the exponent: integer operations only, exact everywhere (no device denormal or
+// rounding mode applies, and no f16 conversion instruction: unpackHalf2x16 crashed llvmpipe's
+// LLVM 15 on aarch64). A block whose words hold any other half (zero, subnormal, inf, NaN)
+// takes the full integer decode (common.glslh), a branch otherwise not taken, so its code is
+// not fetched. (Code size is time here: this kernel runs each instruction about once per
+// dispatch; on the H100 the 64 inline full decodes of a block cost ~8 us per layer in
+// instruction fetch even at position 0, where they never execute; bench/RESULTS.md, 2026-11-26.)
 #ifdef VKQC_KV_F16
 #define CACHE_T uint
 uint cache_word(bool is_k, uint at) { return is_k ? kc[at] : vc[at]; }
-bool has_subnormal(uint w) {  // a half with exponent 0 and a nonzero mantissa
-  return (w & 0x7FFFu) - 1u < 0x3FFu || ((w >> 16) & 0x7FFFu) - 1u < 0x3FFu;
+bool has_special(uint w) {  // a half whose exponent field is 0 or 31
+  const uint t = (w & 0x7C007C00u) + 0x04000400u;  // each field + 1; 32 carries into the sign bit
+  return (t & 0x7800u) == 0u || (t & 0x78000000u) == 0u;
+}
+vec2 decode_normal(uint w) {
+  return vec2(uintBitsToFloat((((w & 0x7FFFu) << 13) + 0x38000000u) | ((w & 0x8000u) << 16)),
+              uintBitsToFloat((((w >> 3) & 0x0FFFE000u) + 0x38000000u) | (w & 0x80000000u)));
 }
 vec2 decode_exact(uint w) { return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16)); }
 #else
@@ -110,25 +118,11 @@ float as_cached(float x) {
 }
 
 #ifdef VKQC_ROPE
-// Dim d of a head rotated to position p (rope_append.comp's expressions); x: the raw head in shared.
+// Dim d of a head rotated to position p (common.glslh's rope helpers); x: the raw head in shared.
 float rotated(float xd, float xp, uint d, uint p) {
-#ifdef VKQC_INTERLEAVED
-  const uint i = d / 2u;
-  const bool first = (d & 1u) == 0u;
-#else
-  const uint i = d % HD;
-  const bool first = d < HD;
-#endif
-  const vec2 c = cs[p * HD + i];
-  return first ? xd * c.x - xp * c.y : xp * c.y + xd * c.x;
+  return rope_rotated(xd, xp, rope_first(d, D), cs[p * HD + rope_column(d, D)]);
 }
-uint partner(uint d) {
-#ifdef VKQC_INTERLEAVED
-  return d ^ 1u;
-#else
-  return d < HD ? d + HD : d - HD;
-#endif
-}
+uint partner(uint d) { return rope_partner(d, D); }
 #endif
 
 void main() {
@@ -236,17 +230,17 @@ void main() {
           vw[i] = cache_word(false, at + i);
         }
 #ifdef VKQC_KV_F16
-        bool sub = false;
-        [[unroll]] for (uint i = 0; i < DS / 2; ++i) sub = sub || has_subnormal(kw[i]) || has_subnormal(vw[i]);
-        if (sub) {
+        bool special = false;
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) special = special || has_special(kw[i]) || has_special(vw[i]);
+        if (special) {
           [[unroll]] for (uint i = 0; i < DS / 2; ++i) {  // unrolled too: kp, vr stay in registers
             kp[i] = decode_exact(kw[i]);
             vr[i] = decode_exact(vw[i]);
           }
         } else {
           [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
-            kp[i] = unpackHalf2x16(kw[i]);
-            vr[i] = unpackHalf2x16(vw[i]);
+            kp[i] = decode_normal(kw[i]);
+            vr[i] = decode_normal(vw[i]);
           }
         }
 #else

@@ -30,6 +30,6 @@ void main() {
   const uint p = uint(clamp(pos0 + int(r), 0, int(MAXPOS) - 1));
   const vec2 c = cs[p * half_d + i];
   const float x0 = x[i0], x1 = x[i1];
-  y[i0] = x0 * c.x - x1 * c.y;
-  y[i1] = x0 * c.y + x1 * c.x;
+  y[i0] = rope_rotated(x0, x1, true, c);  // common.glslh
+  y[i1] = rope_rotated(x1, x0, false, c);
 }

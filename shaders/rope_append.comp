@@ -31,22 +31,13 @@ layout(std430, binding = 7) writeonly buffer KC { vec2 kc[]; };
 layout(std430, binding = 8) writeonly buffer VC { vec2 vc[]; };
 #endif
 
-// The rotated value of dim d of the head at x[base..base+D).
+// The rotated value of dim d of the head at x[base..base+D) (common.glslh's rope helpers).
 float rotated(bool is_q, uint base, uint d, uint p) {
-  const uint half_d = D / 2;
-#ifdef VKQC_INTERLEAVED
-  const uint i = d / 2u;
-  const bool first = (d & 1u) == 0u;
-  const uint partner = d ^ 1u;
-#else
-  const uint i = d % half_d;
-  const bool first = d < half_d;
-  const uint partner = first ? d + half_d : d - half_d;
-#endif
-  const vec2 c = cs[p * half_d + i];
+  const uint partner = rope_partner(d, D);
+  const vec2 c = cs[p * (D / 2u) + rope_column(d, D)];
   const float xd = is_q ? q[base + d] : k[base + d];
   const float xp = is_q ? q[base + partner] : k[base + partner];
-  return first ? xd * c.x - xp * c.y : xp * c.y + xd * c.x;
+  return rope_rotated(xd, xp, rope_first(d, D), c);
 }
 
 void main() {
