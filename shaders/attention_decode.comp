@@ -82,25 +82,20 @@ shared vec2 vs[BK * HDP];      // the block's values
 shared float mrow[G], lrow[G], crow[G], red[G * 8];
 shared uint last;
 
-// A cache word (two values) as loaded, and as two floats. f16: a half with a nonzero exponent
-// field below 31 (a normal number) becomes its f32 by moving its exponent and mantissa bits and
-// rebiasing the exponent: integer operations only, exact everywhere (no device denormal or
-// rounding mode applies, and no f16 conversion instruction: unpackHalf2x16 crashed llvmpipe's
-// LLVM 15 on aarch64). A block whose words hold any other half (zero, subnormal, inf, NaN)
-// takes the full integer decode (common.glslh), a branch otherwise not taken, so its code is
-// not fetched. (Code size is time here: this kernel runs each instruction about once per
-// dispatch; on the H100 the 64 inline full decodes of a block cost ~8 us per layer in
-// instruction fetch even at position 0, where they never execute; bench/RESULTS.md, 2026-11-26.)
+// A cache word (two values) as loaded, and as two floats. f16, VKQC_F16_UNPACK (GPU targets):
+// unpackHalf2x16, exact for every half but the subnormal ones (which a device may flush); a
+// block whose words hold one takes the integer decode (common.glslh), a branch otherwise not
+// taken, so its code is not fetched. Code size is time here: this kernel runs each instruction
+// about once per dispatch, and on the H100 the 64 inline integer decodes of a block cost ~8 us per
+// layer even at position 0, where they never execute (bench/RESULTS.md, 2026-11-26); decoding
+// normal halves by integer bit moves (~11 operations a word) kept most of that cost. Without
+// VKQC_F16_UNPACK (CPU devices: llvmpipe's LLVM 15 failed to compile the conversion on aarch64,
+// and a CPU pays no instruction-fetch latency): the integer decode throughout.
 #ifdef VKQC_KV_F16
 #define CACHE_T uint
 uint cache_word(bool is_k, uint at) { return is_k ? kc[at] : vc[at]; }
-bool has_special(uint w) {  // a half whose exponent field is 0 or 31
-  const uint t = (w & 0x7C007C00u) + 0x04000400u;  // each field + 1; 32 carries into the sign bit
-  return (t & 0x7800u) == 0u || (t & 0x78000000u) == 0u;
-}
-vec2 decode_normal(uint w) {
-  return vec2(uintBitsToFloat((((w & 0x7FFFu) << 13) + 0x38000000u) | ((w & 0x8000u) << 16)),
-              uintBitsToFloat((((w >> 3) & 0x0FFFE000u) + 0x38000000u) | (w & 0x80000000u)));
+bool has_subnormal(uint w) {  // a half with exponent 0 and a nonzero mantissa
+  return (w & 0x7FFFu) - 1u < 0x3FFu || ((w >> 16) & 0x7FFFu) - 1u < 0x3FFu;
 }
 vec2 decode_exact(uint w) { return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16)); }
 #else
@@ -229,19 +224,24 @@ void main() {
           kw[i] = cache_word(true, at + i);
           vw[i] = cache_word(false, at + i);
         }
-#ifdef VKQC_KV_F16
-        bool special = false;
-        [[unroll]] for (uint i = 0; i < DS / 2; ++i) special = special || has_special(kw[i]) || has_special(vw[i]);
-        if (special) {
+#if defined(VKQC_KV_F16) && defined(VKQC_F16_UNPACK)
+        bool sub = false;
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) sub = sub || has_subnormal(kw[i]) || has_subnormal(vw[i]);
+        if (sub) {
           [[unroll]] for (uint i = 0; i < DS / 2; ++i) {  // unrolled too: kp, vr stay in registers
             kp[i] = decode_exact(kw[i]);
             vr[i] = decode_exact(vw[i]);
           }
         } else {
           [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
-            kp[i] = decode_normal(kw[i]);
-            vr[i] = decode_normal(vw[i]);
+            kp[i] = unpackHalf2x16(kw[i]);
+            vr[i] = unpackHalf2x16(vw[i]);
           }
+        }
+#elif defined(VKQC_KV_F16)
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
+          kp[i] = decode_exact(kw[i]);
+          vr[i] = decode_exact(vw[i]);
         }
 #else
         [[unroll]] for (uint i = 0; i < DS / 2; ++i) {

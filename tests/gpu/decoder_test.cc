@@ -466,6 +466,10 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
       // f16 subnormals and zeros in the cache (the exact decode), one and several chunks
       {8, 2, 64, 300, true, 40, 20, "", "", AttentionKernel::Auto, 3, d, false, true},
       {32, 8, 64, 2048, true, 70, 100, "", "", AttentionKernel::Auto, 2, d, false, true},
+      // the same on a GPU profile (android-16: unpackHalf2x16, the integer decode for blocks with
+      // subnormal halves) and on the test profile's integer decode (lavapipe: quirk cpu_device)
+      {8, 2, 64, 300, true, 40, 20, "", "android-16", AttentionKernel::Auto, 3, d, false, true},
+      {8, 2, 64, 300, true, 3, 100, "", "android-16", AttentionKernel::Auto, 2, d},
       // forced to the per-row kernels; 4 storage buffers per stage (android-baseline-2022): split
       {8, 2, 64, 300, true, 3, 100, "", "", AttentionKernel::Rows, 2, "attention_split"},
       {8, 2, 64, 300, true, 3, 100, "", "android-baseline-2022", AttentionKernel::Auto, 2, "attention_split"},

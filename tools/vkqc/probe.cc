@@ -273,6 +273,9 @@ TargetProfile Describe(const Instance& inst, VkPhysicalDevice pd, ProbedDeviceFa
   t.label = std::string(props.deviceName) + " driver " + DriverVersionString(props.vendorID, props.driverVersion);
   if (!driver_info.empty()) t.label += " (" + driver_info + ")";
   t.source = "vkqc probe " + TodayUtc();
+  // A CPU implementation (lavapipe, SwiftShader): the compiler keeps the conservative kernel forms
+  // there (profiles/README.md, quirks).
+  if (props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) t.quirks.push_back("cpu_device");
   if (facts) {
     facts->device_name = props.deviceName;
     facts->driver = driver_info.empty() ? DriverVersionString(props.vendorID, props.driverVersion) : driver_info;

@@ -82,6 +82,9 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
     c.why = "head_dim " + std::to_string(head_dim) + " (the decode kernel takes even ones up to 256)";
     return c;
   }
+  // f16 caches: unpackHalf2x16 (short code: this kernel's time is largely instruction fetch) except
+  // on CPU implementations (quirk cpu_device: llvmpipe's aarch64 backend failed to compile it).
+  c.f16_unpack = std::find(profile.quirks.begin(), profile.quirks.end(), "cpu_device") == profile.quirks.end();
   c.storage_buffers = rope_fused ? 11 : 8;
   if (profile.max_per_stage_descriptor_storage_buffers < c.storage_buffers) {
     c.why = "the decode kernel binds " + std::to_string(c.storage_buffers) + " storage buffers, the target allows " +
@@ -157,6 +160,7 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, Pl
   std::vector<std::string> defs = {"VKQC_D=" + std::to_string(a.head_dim), "VKQC_G=" + std::to_string(g),
                                    "VKQC_BK=" + std::to_string(c.bk), "VKQC_VS_PAD=" + std::to_string(c.pad ? 1 : 0)};
   if (f16) defs.push_back("VKQC_KV_F16");
+  if (f16 && c.f16_unpack) defs.push_back("VKQC_F16_UNPACK");
   if (rq >= 0) defs.push_back("VKQC_ROPE");
   if (rq >= 0 && ctx.op(size_t(rq)).rope.interleaved) defs.push_back("VKQC_INTERLEAVED");
   linear::DispatchParams d = Grid("attention_decode.comp", defs, 128, c.splits, uint32_t(a.num_kv_heads), 1);
@@ -192,7 +196,10 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, Pl
                               "them (arrival counters in the bundle's sync state)"
                             : std::string()) +
               fused_note;
-  pl.detail = detail + ", " + std::to_string(c.splits) + " chunks, " + std::to_string(c.shared) + " B shared";
+  pl.detail = detail + ", " + std::to_string(c.splits) + " chunks, " + std::to_string(c.shared) + " B shared" +
+              (!f16              ? ""
+               : c.f16_unpack ? ", f16 cache words by unpackHalf2x16"
+                              : ", f16 cache words by integer decode (cpu_device)");
 }
 
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {

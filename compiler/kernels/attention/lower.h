@@ -45,6 +45,7 @@ struct DecodeChoice {
   uint32_t bk = 0;  // 0: not taken (`why` says why)
   uint32_t chunk = 0, splits = 0, shared = 0, storage_buffers = 0;
   bool pad = false;  // the values' shared rows padded by one pair
+  bool f16_unpack = false;  // f16 cache words by unpackHalf2x16 (else the integer decode)
   std::string why;
 };
 constexpr uint32_t kDecodeMaxSplits = 64;

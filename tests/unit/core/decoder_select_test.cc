@@ -79,6 +79,26 @@ TEST(AttentionSelect, DecodeKernelBlocksChunksAndRefusals) {
       EXPECT_NE(d.why.find(c.why), std::string::npos) << what << ": " << d.why;
     }
   }
+  // The values' rows are padded where that fits, never at the price of a smaller block: ratio 32
+  // with head_dim 64 on a 32 KiB profile keeps 16-key blocks, unpadded (4 bytes too many padded).
+  auto lvp = LoadProfile("lavapipe");
+  ASSERT_TRUE(lvp.ok());
+  const auto hop = attention::SelectDecodeAttention(32, 8, 64, 2048, true, *hopper);
+  EXPECT_TRUE(hop.pad);
+  EXPECT_EQ(hop.shared, attention::AttentionDecodeShared(4, 64, 64, true));
+  const auto tight = attention::SelectDecodeAttention(32, 1, 64, 200, true, *lvp);
+  EXPECT_EQ(tight.bk, 16u);
+  EXPECT_FALSE(tight.pad);
+  EXPECT_GT(attention::AttentionDecodeShared(32, 64, 16, true), lvp->max_compute_shared_memory_size);
+  // f16 caches are decoded by unpackHalf2x16 on GPU targets, by integer arithmetic where the
+  // target has the quirk cpu_device (lavapipe's built-in; `vkqc probe` sets it for CPU devices).
+  EXPECT_TRUE(hop.f16_unpack);
+  auto a16 = LoadProfile("android-16");
+  ASSERT_TRUE(a16.ok());
+  const auto phone16 = attention::SelectDecodeAttention(8, 2, 64, 300, true, *a16);
+  EXPECT_GT(phone16.bk, 0u) << phone16.why;
+  EXPECT_TRUE(phone16.f16_unpack);
+  EXPECT_FALSE(tight.f16_unpack);
 }
 
 TEST(RopeTable, DoublePrecisionAnglesAndLlama3Scaling) {

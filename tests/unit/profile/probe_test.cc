@@ -30,6 +30,8 @@ TEST(Probe, LavapipeMatchesItsProfile) {
   EXPECT_GE(p.api_version, (1u << 22) | (1u << 12));
   EXPECT_EQ(p.name.rfind("llvmpipe", 0), 0u) << p.name;
   EXPECT_EQ(p.source.rfind("vkqc probe ", 0), 0u) << p.source;
+  // A CPU device: the quirk the compiler keys its conservative kernel forms on (profiles/README.md).
+  EXPECT_EQ(p.quirks, std::vector<std::string>{"cpu_device"});
 
   // What the probe writes reads back as the same target.
   ProfileFiles files = WriteProfileJson(p);
@@ -38,6 +40,7 @@ TEST(Probe, LavapipeMatchesItsProfile) {
   EXPECT_EQ(back->subgroup_size, 8u);
   EXPECT_EQ(back->extensions, p.extensions);
   EXPECT_EQ(back->max_compute_shared_memory_size, p.max_compute_shared_memory_size);
+  EXPECT_EQ(back->quirks, p.quirks);
 
   Result<TargetProfile> bad = ProbeLocalDevice(99);
   ASSERT_FALSE(bad.ok());
