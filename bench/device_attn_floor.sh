@@ -6,10 +6,7 @@
 # usage (on the device, repo root): bash bench/device_attn_floor.sh   (writes to $OUT)
 set -u
 source bench/device_env.sh
-mkdir -p .dev/x && tar xJf .dev/bin.tar.xz -C .dev/x
-P=/tmp/h100.json
-T0=$(date +%s); t() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+device_setup
 .dev/x/vkqc probe -o "$P" > /dev/null || exit 1
 t "GPU tests (validation on)"
 VKQC_TEST_PROFILE=$P timeout 300 .dev/x/vkqc_gpu_tests --gtest_filter="${FILTER:-Decoder.*:RowFusion.*}" > $OUT/tests.log 2>&1

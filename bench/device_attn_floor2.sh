@@ -5,8 +5,7 @@
 # usage (on the device, repo root): B="vkqc_old vkqc_f1 ..." bash bench/device_attn_floor2.sh
 set -u
 source bench/device_env.sh
-mkdir -p .dev/x && tar xJf .dev/bin.tar.xz -C .dev/x
-nvidia-smi --query-gpu=name --format=csv,noheader
+device_setup
 python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
 for spec in ${B:-vkqc_old:0}; do
   IFS=: read -r b poss <<< "$spec"

@@ -5,3 +5,18 @@ mkdir -p /tmp/vl && dpkg -x .gl/vulkan-validationlayers*.deb /tmp/vl
 export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
 export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+
+# For the scripts that carry several binaries in .dev/bin.tar.xz: unpacks them into .dev/x, prints
+# the GPU, a timer t() for progress lines; with PROBE=1 also probes the device into $P and measures
+# its roofline into the sidecar $S (for `bench --roofline "$S"`).
+device_setup() {
+  mkdir -p .dev/x && tar xJf .dev/bin.tar.xz -C .dev/x || exit 1
+  P=/tmp/h100.json S=/tmp/h100.vkqc.json
+  T0=$(date +%s)
+  t() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  if [ -n "${PROBE:-}" ]; then
+    "$1" probe -o "$P" > /dev/null || exit 1
+    timeout 120 "$1" roofline --min-ms 50 -o "$S" 2>&1 | tail -1
+  fi
+}

@@ -5,12 +5,7 @@
 # usage (on the device, repo root): bash bench/device_final.sh   (writes to $OUT)
 set -u
 source bench/device_env.sh
-mkdir -p .dev/x && tar xJf .dev/bin.tar.xz -C .dev/x
-P=/tmp/h100.json S=/tmp/h100.vkqc.json
-T0=$(date +%s); t() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-.dev/x/vkqc probe -o "$P" > /dev/null || exit 1
-timeout 120 .dev/x/vkqc roofline --min-ms 50 -o "$S" 2>&1 | tail -1
+PROBE=1 device_setup .dev/x/vkqc
 t "the whole GPU suite (validation on)"
 VKQC_TEST_PROFILE=$P timeout 420 .dev/x/vkqc_gpu_tests > $OUT/tests.log 2>&1
 echo "rc=$?"; grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests ran|Failure' $OUT/tests.log | head -12

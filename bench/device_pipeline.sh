@@ -6,12 +6,7 @@
 # usage (on the device, repo root): bash bench/device_pipeline.sh   (writes to $OUT)
 set -u
 source bench/device_env.sh
-mkdir -p .dev/x && tar xJf .dev/bin.tar.xz -C .dev/x
-P=/tmp/h100.json S=/tmp/h100.vkqc.json
-T0=$(date +%s); t() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-.dev/x/vkqc probe -o "$P" > /dev/null || exit 1
-t roofline; timeout 120 .dev/x/vkqc roofline --min-ms 50 -o "$S" 2>&1 | tail -1
+PROBE=1 device_setup .dev/x/vkqc
 t "GPU tests (validation on)"
 VKQC_TEST_PROFILE=$P timeout 300 .dev/x/vkqc_gpu_tests --gtest_filter="${FILTER:-*Int4Combos*:Int4.*:Decoder.*:RowFusion.*}" > $OUT/tests.log 2>&1
 echo "rc=$?"; grep -E '^\[  (PASSED|FAILED)|tests ran|Failure' $OUT/tests.log | head -12

@@ -5,13 +5,8 @@
 # usage (on the device, repo root): bash bench/device_small_gemv.sh   (writes to $OUT)
 set -u
 source bench/device_env.sh
-mkdir -p .dev/x && tar xJf .dev/bin.tar.xz -C .dev/x
 V=$PWD/.dev/x/vkqc
-P=/tmp/h100.json S=/tmp/h100.vkqc.json
-T0=$(date +%s); t() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-$V probe -o "$P" > /dev/null || exit 1
-t roofline; timeout 120 $V roofline --min-ms 50 -o "$S" 2>&1 | tail -2
+PROBE=1 device_setup "$V"
 t "1b example"
 python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
 timeout 120 $V compile /tmp/1b/graph.json --target nvidia-hopper --tokens 1 -o /tmp/1b.vkqb | tail -1
