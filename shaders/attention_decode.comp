@@ -97,10 +97,11 @@ uint cache_word(bool is_k, uint at) { return is_k ? kc[at] : vc[at]; }
 bool has_subnormal(uint w) {  // a half with exponent 0 and a nonzero mantissa
   return (w & 0x7FFFu) - 1u < 0x3FFu || ((w >> 16) & 0x7FFFu) - 1u < 0x3FFu;
 }
-vec2 decode_exact(uint w) { return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16)); }
+vec2 cache_value(uint w) { return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16)); }  // exact
 #else
 #define CACHE_T vec2
 vec2 cache_word(bool is_k, uint at) { return is_k ? kc[at] : vc[at]; }
+vec2 cache_value(vec2 w) { return w; }
 #endif
 
 // The value the cache holds for x (f16-rounded with VKQC_KV_F16).
@@ -227,28 +228,19 @@ void main() {
 #if defined(VKQC_KV_F16) && defined(VKQC_F16_UNPACK)
         bool sub = false;
         [[unroll]] for (uint i = 0; i < DS / 2; ++i) sub = sub || has_subnormal(kw[i]) || has_subnormal(vw[i]);
-        if (sub) {
-          [[unroll]] for (uint i = 0; i < DS / 2; ++i) {  // unrolled too: kp, vr stay in registers
-            kp[i] = decode_exact(kw[i]);
-            vr[i] = decode_exact(vw[i]);
-          }
-        } else {
+        if (!sub) {
           [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
             kp[i] = unpackHalf2x16(kw[i]);
             vr[i] = unpackHalf2x16(vw[i]);
           }
-        }
-#elif defined(VKQC_KV_F16)
-        [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
-          kp[i] = decode_exact(kw[i]);
-          vr[i] = decode_exact(vw[i]);
-        }
-#else
-        [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
-          kp[i] = kw[i];
-          vr[i] = vw[i];
-        }
+        } else
 #endif
+        {
+          [[unroll]] for (uint i = 0; i < DS / 2; ++i) {  // unrolled: kp, vr stay in registers
+            kp[i] = cache_value(kw[i]);
+            vr[i] = cache_value(vw[i]);
+          }
+        }
       }
       [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
         const uint d = j * DS + 2u * i;

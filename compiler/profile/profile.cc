@@ -679,6 +679,10 @@ Result<TargetProfile> ParseProfileJson(const std::string& json_text, const std::
   return Parse(json_text, sidecar_json, origin, origin + " (sidecar)", profile_name);
 }
 
+bool HasQuirk(const TargetProfile& p, const std::string& q) {
+  return std::find(p.quirks.begin(), p.quirks.end(), q) != p.quirks.end();
+}
+
 Result<TargetProfile> LoadProfile(const std::string& name_or_path) {
   if (const EmbeddedFile* f = FindEmbedded(name_or_path + ".json")) {
     const EmbeddedFile* side = FindEmbedded(name_or_path + ".vkqc.json");

@@ -73,7 +73,7 @@ struct TargetProfile {
 
   std::vector<std::string> extensions;
   std::vector<CoopMatShape> coopmat_shapes;  // sidecar
-  std::vector<std::string> quirks;           // sidecar, free-form identifiers
+  std::vector<std::string> quirks;           // sidecar, free-form identifiers (HasQuirk)
 
   // Sidecar tuning: M at or below which GEMV is chosen over tiled GEMM (0 = compiler default).
   uint32_t gemv_max_m = 0;
@@ -114,6 +114,9 @@ Result<TargetProfile> ParseProfileJson(const std::string& json_text, const std::
 // Load by built-in name ("lavapipe", "nvidia-hopper", ...) or by path to a .json file
 // (its sidecar `X.vkqc.json` is read when present).
 Result<TargetProfile> LoadProfile(const std::string& name_or_path);
+
+// Whether the profile's sidecar lists quirk `q` (profiles/README.md).
+bool HasQuirk(const TargetProfile& p, const std::string& q);
 
 struct BuiltinProfileInfo {
   std::string name;

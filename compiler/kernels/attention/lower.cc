@@ -84,7 +84,7 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
   }
   // f16 caches: unpackHalf2x16 (short code: this kernel's time is largely instruction fetch) except
   // on CPU implementations (quirk cpu_device: llvmpipe's aarch64 backend failed to compile it).
-  c.f16_unpack = std::find(profile.quirks.begin(), profile.quirks.end(), "cpu_device") == profile.quirks.end();
+  c.f16_unpack = !HasQuirk(profile, "cpu_device");
   c.storage_buffers = rope_fused ? 11 : 8;
   if (profile.max_per_stage_descriptor_storage_buffers < c.storage_buffers) {
     c.why = "the decode kernel binds " + std::to_string(c.storage_buffers) + " storage buffers, the target allows " +

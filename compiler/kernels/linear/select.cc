@@ -19,11 +19,6 @@ uint32_t FloorPow2(uint32_t v) {
   return p;
 }
 
-bool HasQuirk(const TargetProfile& p, const std::string& q) {
-  for (const auto& x : p.quirks)
-    if (x == q) return true;
-  return false;
-}
 
 // The profile's cooperative-matrix shape with operands `ab`, accumulator and result `acc` and
 // K = k, preferring 16 x 16 outputs, then 16 x 8; null when it lists none.
