@@ -54,15 +54,18 @@ void main() {
   if (i >= ROWS * CW) return;
   const uint row = i / CW, cw4 = i % CW;
   const uint ow = row % OW, oh = (row / OW) % OH, n = row / (OW * OH);
+  // Every tap is loaded (clamped into the image) and padded taps masked to zero, so the loads
+  // do not wait on branches and can all be in flight together.
   ivec4 acc = ivec4(0);
   for (uint kh = 0u; kh < KH; ++kh) {
     const int ih = int(oh * SH + kh * DH) - int(PT);
-    if (ih < 0 || ih >= int(H)) continue;
+    const bool row_in = ih >= 0 && ih < int(H);
     for (uint kw = 0u; kw < KW; ++kw) {
       const int iw = int(ow * SW + kw * DW) - int(PL);
-      if (iw < 0 || iw >= int(W)) continue;
-      const uint pixel = (n * H + uint(ih)) * W + uint(iw);
-      acc += (bytes4(xq[pixel * C4P + cw4]) - pc.act_zero_point) * bytes4(cw[(kh * KW + kw) * CW + cw4]);
+      const bool in_image = row_in && iw >= 0 && iw < int(W);
+      const uint pixel = (n * H + uint(clamp(ih, 0, int(H) - 1))) * W + uint(clamp(iw, 0, int(W) - 1));
+      const ivec4 xv = bytes4(xq[pixel * C4P + cw4]) - pc.act_zero_point;
+      acc += (in_image ? xv : ivec4(0)) * bytes4(cw[(kh * KW + kw) * CW + cw4]);
     }
   }
   uint word = 0u;

@@ -15,6 +15,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
   p.row_input.assign(n, -1);
   p.rope_q.assign(n, -1);
   p.rope_k.assign(n, -1);
+  p.conv_add.assign(n, -1);
   std::vector<int> producer(g.tensors.size(), -1);
   std::vector<std::vector<int>> consumers(g.tensors.size());
   for (size_t i = 0; i < n; ++i) {
@@ -51,6 +52,19 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
       p.emitted_by[size_t(rq)] = p.emitted_by[size_t(rk)] = int(j);
       p.rope_q[j] = rq;
       p.rope_k[j] = rk;
+    } else if (op.type == ir::OpType::Add && g.tensors[size_t(op.outputs[0])].dtype == ir::DType::I8 &&
+               max_storage_buffers >= 4) {  // x, w, sum, the other operand
+      for (int side = 0; side < 2; ++side) {
+        const int y = op.inputs[size_t(side)], other = op.inputs[size_t(1 - side)], i = producer[size_t(y)];
+        if (i < 0 || y == other || g.ops[size_t(i)].type != ir::OpType::Conv2d || p.emitted_by[size_t(i)] >= 0 ||
+            p.conv_add[size_t(i)] >= 0)
+          continue;
+        if (g.tensors[size_t(y)].dtype != ir::DType::I8 || consumers[size_t(y)].size() != 1 || is_output(y)) continue;
+        if (producer[size_t(other)] >= i) continue;  // the other operand must exist when the convolution runs
+        p.emitted_by[j] = i;
+        p.conv_add[size_t(i)] = int(j);
+        break;
+      }
     } else if (op.type == ir::OpType::Mul) {
       const int a = op.inputs[0], i = producer[size_t(a)];
       if (i < 0 || g.ops[size_t(i)].type != ir::OpType::Silu || p.emitted_by[size_t(i)] >= 0) continue;

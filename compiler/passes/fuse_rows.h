@@ -5,6 +5,9 @@
 //    that rms_norm, which writes both the sum and the normalized row;
 //  - a `silu` whose output only a `mul` reads (as a, b of the same shape) is computed by that mul
 //    (y = silu(a) * b);
+//  - an int8 `add` reading a convolution's int8 output (only it reads that, and the add's other
+//    operand is computed before the convolution) is computed by that convolution: in its rows
+//    kernel's epilogue (conv_rows_i8.comp), or as a second dispatch of its layer otherwise;
 //  - the two `rope` ops whose outputs only an `attention` reads (its q and k, same attributes and
 //    position) run with its KV-cache append as one dispatch (rope_append.comp), where the target
 //    allows its 8 storage buffers per stage (the position is a uniform buffer).
@@ -25,9 +28,10 @@
 namespace vkqc {
 
 struct FusePlan {
-  std::vector<int> emitted_by;  // per op: the op whose dispatch computes it, or -1
+  std::vector<int> emitted_by;  // per op: the op whose dispatch computes it (a later one; an earlier conv for an add), or -1
   std::vector<int> row_input;   // per op: the fused op it computes first (add for rms_norm, silu for mul), or -1
   std::vector<int> rope_q, rope_k;  // per attention op: the rope ops it runs with its append, or -1
+  std::vector<int> conv_add;        // per conv2d op: the int8 add it computes, or -1
   bool empty() const;
 };
 

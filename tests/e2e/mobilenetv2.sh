@@ -17,15 +17,23 @@ for seed in 1 2; do
     fail "per-op and end-to-end check (seed $seed)" "$(last_run_report)"
   fi
 done
-for accum in dot dequant; do
-  expect_writes "compile (force $accum)" "$WORK/m-$accum.vkqb" compile "$G" --target lavapipe --keep-intermediates --force-accum "$accum" -o "$WORK/m-$accum.vkqb"
-  vk run "$WORK/m-$accum.vkqb" --validation --reference "$G" --per-op
-  if [ "$RC" -eq 0 ] && out_has "0 failed" && out_has " PASS"; then ok "per-op check ($accum)"; else fail "per-op check ($accum)" "$(last_run_report)"; fi
+# Forced accumulations; the linear family's GEMM for every convolution (the residual adds then run
+# as second dispatches of their convolutions' layers); and the rows kernel with lanes splitting K
+# on lavapipe through a GPU profile (android-16), intermediates not kept (the adds in the kernel).
+for v in "dot:lavapipe:--force-accum dot" "dequant:lavapipe:--force-accum dequant" "gemm:lavapipe:--force-kernel gemm" "a16:android-16:"; do
+  name=${v%%:*} rest=${v#*:}
+  target=${rest%%:*} opts=${rest#*:}
+  expect_writes "compile ($name)" "$WORK/m-$name.vkqb" compile "$G" --target "$target" --keep-intermediates $opts -o "$WORK/m-$name.vkqb"
+  vk run "$WORK/m-$name.vkqb" --validation --reference "$G" --per-op
+  if [ "$RC" -eq 0 ] && out_has "0 failed" && out_has " PASS"; then ok "per-op check ($name)"; else fail "per-op check ($name)" "$(last_run_report)"; fi
 done
+expect_writes "compile (android-16, no kept intermediates)" "$WORK/m-a16n.vkqb" compile "$G" --target android-16 -o "$WORK/m-a16n.vkqb"
+vk run "$WORK/m-a16n.vkqb" --validation --reference "$G"
+if [ "$RC" -eq 0 ] && out_has " PASS"; then ok "end to end (android-16)"; else fail "end to end (android-16)" "$(last_run_report)"; fi
 vk inspect "$WORK/m.vkqb"
 if out_has "conv2d_im2col_i8_q8csw_q8to" && out_has "conv2d_pointwise_i8_q8csw_q8to" && out_has "conv2d_dw_q8ta_q8csw_q8to_direct" &&
-   out_has "add_q8ta_q8to" && out_has "global_avg_pool_q8ta_q8to"; then
-  ok "inspect shows im2col, pointwise, depthwise, add and pool variants"
+   out_has "_rows_add" && out_has "computed and written by" && out_has "global_avg_pool_q8ta_q8to"; then
+  ok "inspect shows im2col, pointwise, depthwise, the adds computed by their convolutions, and pool variants"
 else
   fail "inspect shows the CNN variants" "$(last_run_report)"
 fi

@@ -71,20 +71,30 @@ ir::Graph MakeConv(const ConvCase& cc, uint32_t seed) {
   return g;
 }
 
-void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed,
-               std::optional<conv::ConvAlgo> force_conv = std::nullopt) {
+// Selection overrides of one check: the dense algorithm, the GEMM kernel (true: the rows kernel,
+// false: the linear family's) and the profile (empty: the test profile).
+struct ConvForce {
+  std::optional<conv::ConvAlgo> algo;
+  std::optional<bool> rows;
+  std::string profile;
+};
+
+void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed, const ConvForce& force = {}) {
+  const std::optional<conv::ConvAlgo>& force_conv = force.algo;
   std::ostringstream where;
   where << (cc.depthwise ? "depthwise" : "conv") << " N=" << cc.n << " H=" << cc.h << " W=" << cc.w << " C=" << cc.c
         << " Cout=" << cc.cout << " k=" << cc.k << " s=" << cc.stride << " d=" << cc.dilation << " p=" << cc.pad
         << (cc.x_int8 ? " i8-in" : " f32-in") << (cc.out_q8 ? " q8to" : " f32-out") << " " << linear::AccumName(accum)
-        << (force_conv ? std::string(" ") + conv::ConvAlgoName(*force_conv) : std::string());
+        << (force_conv ? std::string(" ") + conv::ConvAlgoName(*force_conv) : std::string())
+        << (force.rows ? (*force.rows ? " rows" : " linear-gemm") : "") << " " << force.profile;
   SCOPED_TRACE(where.str());
   ir::Graph g = MakeConv(cc, seed);
-  auto profile = LoadProfile(gpu_test::TestProfile());
+  auto profile = LoadProfile(force.profile.empty() ? gpu_test::TestProfile() : force.profile);
   ASSERT_TRUE(profile.ok());
   CompileOptions o;
   o.select.force_accum = accum;
   o.conv.force = force_conv;
+  o.conv.rows = force.rows;
   auto bundle = CompileGraph(g, *profile, o, 0);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   std::mt19937 rng(seed + 3);
@@ -112,6 +122,12 @@ void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed,
   vkqc_layer_info li;
   vkqc_model_layer_info(model, 0, 0, &li);
   const bool integer = li.integer_path;
+  const bool rows = std::string(li.variant).find("_rows") != std::string::npos;
+  const std::string variant = li.variant;
+  const bool gemm = variant.rfind("conv2d_pointwise_", 0) == 0 || variant.rfind("conv2d_im2col_", 0) == 0;
+  if (force.rows) {
+    EXPECT_EQ(rows, *force.rows && gemm) << li.variant;
+  }
   auto want = ref::RunGraphDetailed(g, {{"x", xf}}, {});
   ASSERT_TRUE(want.ok()) << want.error().message;
   const auto& w = want->outputs.at("y");
@@ -124,7 +140,7 @@ void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed,
   } else {
     const auto& mag = want->magnitude.at("y");
     const bool direct = cc.depthwise || cc.groups > 1 || force_conv == conv::ConvAlgo::Direct;
-    const double rel = (integer && accum == linear::Accum::IntDot) || direct ? 4e-7 : 2e-5;
+    const double rel = (integer && accum == linear::Accum::IntDot) || direct || rows ? 4e-7 : 2e-5;
     for (size_t i = 0; i < w.size(); ++i) {
       float got;
       std::memcpy(&got, out.data() + 4 * i, 4);
@@ -164,8 +180,96 @@ TEST(Conv2d, MatchesReferenceDequant) {
 // maps): every case, forced; and im2col forced (pointwise, depthwise and grouped keep theirs).
 TEST(Conv2d, MatchesReferenceDirectAndIm2colForced) {
   uint32_t seed = 90;
-  for (const auto& cc : kCases) CheckConv(cc, linear::Accum::IntDot, seed++, conv::ConvAlgo::Direct);
-  for (const auto& cc : kCases) CheckConv(cc, linear::Accum::Dequant, seed++, conv::ConvAlgo::Im2col);
+  for (const auto& cc : kCases) CheckConv(cc, linear::Accum::IntDot, seed++, {conv::ConvAlgo::Direct});
+  for (const auto& cc : kCases) CheckConv(cc, linear::Accum::Dequant, seed++, {conv::ConvAlgo::Im2col});
+}
+
+// The rows kernel (conv_rows_i8.comp) for pointwise and im2col'd GEMMs on the integer path, forced
+// on and off, int8 dot products and int8 products, on the test profile (on lavapipe: one lane per
+// output word) and on android-16 (lanes splitting K: up to 32 at K = 1000): 1, 3, 17 and 70 rows, K
+// of 13 to 1000 (not multiples of 16), 7 to 50 output channels (not multiples of 4).
+TEST(Conv2d, RowsKernelMatchesReference) {
+  const ConvCase cases[] = {
+      // n, h, w, c, cout, k, stride, dilation, pad, depthwise, groups, x_int8, out_q8, act
+      {1, 1, 1, 13, 13, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6},
+      {1, 1, 3, 100, 50, 1, 1, 1, 0, false, 1, false, false, ir::Activation::None},
+      {1, 17, 1, 600, 7, 1, 1, 1, 0, false, 1, true, true, ir::Activation::None},
+      {2, 5, 7, 1000, 12, 1, 1, 1, 0, false, 1, true, false, ir::Activation::Relu},
+      {1, 9, 9, 3, 16, 3, 2, 1, 1, false, 1, false, true, ir::Activation::Relu6},  // im2col, K = 27
+      {1, 11, 13, 20, 36, 5, 1, 2, 3, false, 1, true, true, ir::Activation::None},  // im2col, K = 500
+  };
+  uint32_t seed = 140;
+  for (const char* profile : {"", "android-16"})
+    for (linear::Accum accum : {linear::Accum::IntDot, linear::Accum::Dequant})
+      for (const auto& cc : cases) {
+        CheckConv(cc, accum, seed++, {std::nullopt, true, profile});
+        CheckConv(cc, accum, seed++, {std::nullopt, false, profile});
+      }
+}
+
+// An int8 add reading a pointwise convolution's output computed by the convolution
+// (passes/fuse_rows.cc): in the rows kernel's epilogue, or as a second dispatch of the layer on
+// the linear GEMM; the convolution's output on either side of the add, with and without the
+// add's relu6, batch 1 and 2; against the reference, which runs conv and add apart.
+TEST(Conv2d, ResidualAddComputedByTheConvolution) {
+  uint32_t seed = 200;
+  for (const char* profile : {"", "android-16"})
+    for (bool rows : {true, false})
+      for (int side = 0; side < 2; ++side)
+        for (int64_t n : {1, 2}) {
+          const ConvCase cc{n, 7, 5, 40, 40, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6};
+          std::ostringstream where;
+          where << profile << (rows ? " rows" : " linear-gemm") << " conv output as operand " << side << " n=" << n;
+          SCOPED_TRACE(where.str());
+          ir::Graph g = MakeConv(cc, seed);
+          g.outputs.clear();
+          ir::Tensor r{"r", g.tensors[3].shape, ir::DType::I8, ir::Quant{ir::Scheme::Q8TO, {0.045f}, {4}, 0, 0}, {}};
+          g.tensors.push_back(r);
+          ir::Op add = gpu_test::MakeOp("add", ir::OpType::Add, side == 0 ? std::vector<int>{3, 0} : std::vector<int>{0, 3}, {4});
+          add.add.output_quant = *r.quant;
+          if (n == 2) add.add.activation = ir::Activation::Relu6;
+          g.ops.push_back(add);
+          g.outputs = {4};
+          auto p = LoadProfile(*profile ? profile : gpu_test::TestProfile());
+          ASSERT_TRUE(p.ok());
+          CompileOptions o;
+          o.conv.rows = rows;
+          auto bundle = CompileGraph(g, *p, o, 0);
+          ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+          std::mt19937 rng(seed++);
+          std::vector<float> xf(size_t(n * 7 * 5 * 40));
+          std::vector<uint8_t> input;
+          for (auto& v : xf) {
+            v = float(int(rng() % 256) - 128);
+            input.push_back(uint8_t(int8_t(v)));
+          }
+          gpu_test::Loaded guard;
+          ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, input.data(), input.size(), &guard));
+          gpu_test::ExpectNoValidationMessages(where.str());
+          std::string cv, av;  // int8 graph inputs and outputs add repack layers around the two
+          for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
+            vkqc_layer_info li;
+            vkqc_model_layer_info(guard.model, 0, l, &li);
+            if (std::string(li.name) == "conv") cv = li.variant;
+            if (std::string(li.name) == "add") av = li.variant;
+          }
+          EXPECT_EQ(av, "fused");
+          EXPECT_EQ(cv.size() > 9 && cv.compare(cv.size() - 9, 9, "_rows_add") == 0, rows) << cv;
+          std::vector<uint8_t> out(input.size());
+          ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, out.data(), out.size()), VKQC_OK);
+          auto want = ref::RunGraphDetailed(g, {{"x", xf}}, {});
+          ASSERT_TRUE(want.ok()) << want.error().message;
+          const auto& w = want->outputs.at("r");
+          ASSERT_EQ(w.size(), out.size());
+          int bad = 0, nonzero = 0;
+          for (size_t i = 0; i < w.size(); ++i) {
+            nonzero += w[i] != float(r.quant->zero_points[0]);
+            if (std::abs(int(int8_t(out[i])) - int(w[i])) > 1 && ++bad <= 5)
+              ADD_FAILURE() << "r[" << i << "] = " << int(int8_t(out[i])) << ", reference " << w[i];
+          }
+          EXPECT_EQ(bad, 0);
+          EXPECT_GT(nonzero, int(w.size() / 4));  // the check sees real sums, not a constant
+        }
 }
 
 // quantize -> dequantize round trips: y = scale * (q - zp), bit for bit the reference's.

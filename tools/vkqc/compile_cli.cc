@@ -40,7 +40,8 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     const std::string k = a.Get("--force-kernel");
     if (k == "gemm") o.select.force_algo = linear::Algo::Gemm;
     else if (k == "gemv") o.select.force_algo = linear::Algo::Gemv;
-    else return UserError("--force-kernel must be gemm or gemv, not '" + k + "'");
+    else if (k == "rows") o.conv.rows = true;
+    else return UserError("--force-kernel must be gemm, gemv or rows, not '" + k + "'");
   }
   if (a.Has("--force-accum")) {
     const std::string k = a.Get("--force-accum");

@@ -42,7 +42,7 @@ commands:
                                              --quantize: float weights; --requantize: types without
                                              an exact scheme (error printed per tensor)
   compile MODEL.vkqg|GRAPH.json|MODEL.gguf --target NAME|PROFILE.json -o OUT.vkqb
-          [--tokens N[,N...]] [--force-kernel gemm|gemv] [--force-accum dot|dequant|cm]
+          [--tokens N[,N...]] [--force-kernel gemm|gemv|rows] [--force-accum dot|dequant|cm]
           [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW]] [--gemm-shape RMxBK4]
           [--gemv-max-m N] [--force-conv im2col|direct] [--force-attention rows|tiled]
           [--keep-intermediates] [--sign-key KEY]

@@ -129,6 +129,49 @@ linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64
   return d;
 }
 
+linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, uint32_t lanes, bool int_dot,
+                                    const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
+                                    uint32_t flags, const FusedAdd* fused, const TargetProfile& p) {
+  linear::DispatchParams d;
+  d.shader = {"conv_rows_i8.comp", {}};
+  if (int_dot) d.shader.defines.push_back("VKQC_INT_DOT");
+  if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
+  if (fused) d.shader.defines.push_back("VKQC_RESIDUAL");
+  if (fused && fused->keep_conv_output) d.shader.defines.push_back("VKQC_KEEP");
+  d.local_size[0] = Local(p);
+  d.local_size[1] = d.local_size[2] = 1;
+  const uint32_t red = lanes > 1 ? d.local_size[0] : 1;
+  d.spec = {{0, d.local_size[0]}, {1, uint32_t(m)},           {2, uint32_t(n)},
+            {3, uint32_t((k + 15) / 16)}, {4, linear::PackedK4(k)}, {5, pk.kw},
+            {6, pk.scale_off},    {7, pk.wsum_off},           {8, pk.bias_off},
+            {9, linear::PackedK4(n)}, {10, lanes},             {11, red}};
+  d.shared_memory_bytes = red * 16;
+  Grid(uint64_t(m) * uint64_t((n + 3) / 4) * lanes, p, d);
+  struct {
+    float act_scale;
+    int32_t act_zero_point;
+    uint32_t flags;
+    float out_inv_scale;
+    int32_t out_zero_point;
+    float out_scale, res_scale;
+    int32_t res_zero_point;
+    float sum_inv_scale;
+    int32_t sum_zero_point;
+    uint32_t sum_flags, reserved;
+  } push{lc.act_scale, lc.act_zero_point, flags, 1.0f / lc.out_scale, lc.out_zero_point, 1, 1, 0, 1, 0, 0, 0};
+  static_assert(sizeof(push) == 48);
+  if (fused) {
+    push.out_scale = fused->add.scale_b;
+    push.res_scale = fused->add.scale_a;
+    push.res_zero_point = fused->add.zero_point_a;
+    push.sum_inv_scale = 1.0f / fused->add.out_scale;
+    push.sum_zero_point = fused->add.out_zero_point;
+    push.sum_flags = fused->add.flags;
+  }
+  d.push = Bytes(push);
+  return d;
+}
+
 linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, float scale, int32_t zp,
                                           const TargetProfile& p) {
   linear::DispatchParams d;
@@ -178,6 +221,25 @@ linear::DispatchParams ConvertDispatch(ir::DType src, ir::DType dst, int64_t cou
   else if (dst == ir::DType::F16) words = (uint64_t(count) + 1) / 2;
   Grid(words, p, d);
   return d;
+}
+
+AddParams Int8AddParams(const ir::Graph& g, const ir::Op& add) {
+  auto scale = [](const ir::Quant& q) { return q.scales.empty() ? 1.0f : q.scales[0]; };
+  auto zero = [](const ir::Quant& q) { return q.zero_points.empty() ? 0 : q.zero_points[0]; };
+  const ir::Tensor& a = g.tensors[size_t(add.inputs[0])];
+  const ir::Tensor& b = g.tensors[size_t(add.inputs[1])];
+  AddParams ap;
+  if (a.quant && b.quant) {
+    ap.scale_a = scale(*a.quant);
+    ap.zero_point_a = zero(*a.quant);
+    ap.scale_b = scale(*b.quant);
+    ap.zero_point_b = zero(*b.quant);
+    ap.out_scale = scale(add.add.output_quant);
+    ap.out_zero_point = zero(add.add.output_quant);
+  }
+  ap.flags = (add.add.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
+             (add.add.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);
+  return ap;
 }
 
 linear::DispatchParams AddDispatch(int64_t rows, int64_t c, bool int8, const AddParams& a, const TargetProfile& p) {

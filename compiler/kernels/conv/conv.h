@@ -31,6 +31,9 @@ enum class ConvAlgo { Pointwise, Im2col, Direct, Depthwise };
 const char* ConvAlgoName(ConvAlgo a);
 struct ConvSelectOptions {
   std::optional<ConvAlgo> force;  // Im2col or Direct; applies to dense non-pointwise convolutions
+  // The GEMM of pointwise / im2col'd layers on the integer path: true = the rows kernel
+  // (conv_rows_i8.comp), false = the linear family's kernels; unset = SelectConvRows' rule.
+  std::optional<bool> rows;
 };
 struct ConvChoice {
   ConvAlgo algo = ConvAlgo::Im2col;
@@ -39,6 +42,39 @@ struct ConvChoice {
 // The per-profile rule (TargetProfile::conv_im2col_*); pure function of its arguments.
 ConvChoice SelectConv(const ConvGeometry& g, int64_t cout, int64_t groups, const TargetProfile& p,
                       const ConvSelectOptions& o);
+
+// Elementwise add of [rows][c] tensors: int8 (per-tensor parameters each, q8to output) or f32.
+struct AddParams {
+  float scale_a = 1, scale_b = 1, out_scale = 1;
+  int32_t zero_point_a = 0, zero_point_b = 0, out_zero_point = 0;
+  uint32_t flags = 0;  // linear::kFlagRelu | kFlagRelu6
+};
+// The GEMM of a pointwise or im2col'd convolution on the integer path (int8 input rows, q8csw
+// weights packed as the linear family packs them) runs on conv_rows_i8.comp where it is small:
+// one invocation per (row, 4 output channels, lane), `lanes` splitting K. H100 (bench/RESULTS.md
+// 2026-11-26, the MobileNetV2-shaped CNN, every layer <= 20M multiply-adds): 25 of its 34 GEMMs
+// 1.5-5x faster than on the tiled GEMM, the large-map expand layers (M 3136-12544, K 16-24)
+// within 0.7 us; the whole network 658 -> 260 us. Larger layers are not measured: they keep the GEMM.
+constexpr uint64_t kRowsMaxMacs = uint64_t(1) << 26;
+constexpr uint64_t kRowsMaxInvocations = uint64_t(1) << 18;  // lanes are added only while the grid stays below
+struct RowsChoice {
+  bool use = false;
+  uint32_t lanes = 1;
+  std::string reason;  // for `vkqc inspect`
+};
+RowsChoice SelectConvRows(int64_t m, int64_t k, int64_t n, const TargetProfile& p, const ConvSelectOptions& o);
+
+// The int8 add that reads a convolution's q8to output, computed in the same dispatch
+// (passes/fuse_rows.cc): its parameters with this layer's output as operand b.
+struct FusedAdd {
+  AddParams add;           // scale_b / zero_point_b: the convolution's output parameters
+  bool keep_conv_output;   // the convolution's own output is written too (kept intermediates)
+};
+// x packed int8 rows [M][PackedK4(K)], y [M][N] (f32) or packed q8to rows; with `fused`, bindings
+// (x, w, sum, other operand, conv output when kept).
+linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, uint32_t lanes, bool int_dot,
+                                    const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
+                                    uint32_t flags, const FusedAdd* fused, const TargetProfile& p);
 
 // Packed input [N*H*W][PackedK4(C)] words -> packed columns [rows][PackedK4(K)] words.
 linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t input_zero_point, const TargetProfile& p);
@@ -79,13 +115,9 @@ linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, fl
 std::vector<uint8_t> PackConvertParams(const ir::Quant& q);
 linear::DispatchParams ConvertDispatch(ir::DType src, ir::DType dst, int64_t count, int64_t k, int64_t inner,
                                        int64_t channels, bool row_params, const TargetProfile& p);
-
-// Elementwise add of [rows][c] tensors: int8 (per-tensor parameters each, q8to output) or f32.
-struct AddParams {
-  float scale_a = 1, scale_b = 1, out_scale = 1;
-  int32_t zero_point_a = 0, zero_point_b = 0, out_zero_point = 0;
-  uint32_t flags = 0;  // linear::kFlagRelu | kFlagRelu6
-};
+// An int8 add's parameters (inputs and output per tensor, relu/relu6) from the graph.
+AddParams Int8AddParams(const ir::Graph& g, const ir::Op& add);
+// add.comp over `rows` rows of c values.
 linear::DispatchParams AddDispatch(int64_t rows, int64_t c, bool int8, const AddParams& a, const TargetProfile& p);
 
 // Average pooling (padded taps excluded). `g` uses kh/kw/sh/sw/pt/pl/oh/ow; dilation 1.

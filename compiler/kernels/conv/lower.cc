@@ -9,6 +9,7 @@
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/kernels/conv/lower.h"
 #include "compiler/kernels/linear/lower.h"
+#include "compiler/passes/fuse_rows.h"
 
 namespace vkqc::conv {
 namespace {
@@ -20,6 +21,34 @@ using kernels::QZero;
 // f32 input without q8ta: the weight-only function (DESIGN 4).
 bool WeightOnly(const ir::Graph& g, const ir::Op& op) {
   return g.tensors[op.inputs[0]].dtype == ir::DType::F32 && op.conv2d.input_quant.scheme != ir::Scheme::Q8TA;
+}
+
+// An int8 add's parameters with the convolution's output `y` as operand b (the kernels add the
+// two dequantized operands in fp32, which commutes exactly).
+AddParams ConvOperandB(const ir::Graph& g, const ir::Op& add, int y) {
+  AddParams p = Int8AddParams(g, add);
+  if (add.inputs[0] == y) {
+    std::swap(p.scale_a, p.scale_b);
+    std::swap(p.zero_point_a, p.zero_point_b);
+  }
+  return p;
+}
+
+// The rows kernel's bindings with a fused add: x, w, the sum, the add's other operand and, when
+// intermediates are kept, the convolution's own output.
+std::vector<Bind> RowsBinds(kernels::LowerContext& ctx, Bind x, Bind w, const ir::Op& conv, const ir::Op& add,
+                            bool keep) {
+  const int y = conv.outputs[0], other = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+  std::vector<Bind> b{x, w, ctx.Write(add.outputs[0]), ctx.Read(other)};
+  if (keep) b.push_back(ctx.Write(y));
+  return b;
+}
+
+// --force-kernel gemm|gemv and --force-accum cm keep convolutions on the linear family's kernels.
+ConvSelectOptions RowsOptions(const CompileOptions& o) {
+  ConvSelectOptions c = o.conv;
+  if (!c.rows && (o.select.force_algo || o.select.force_accum == linear::Accum::CoopMat)) c.rows = false;
+  return c;
 }
 
 struct Packed {
@@ -101,6 +130,12 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   det << geo.kh << "x" << geo.kw << " stride " << geo.sh << "x" << geo.sw << " dilation " << geo.dh << "x" << geo.dw
       << ", " << geo.rows() << " output pixels";
   const Bind w = ctx.Constants(i), y = ctx.Write(op.outputs[0]);
+  // The int8 add that reads this layer's output (passes/fuse_rows.cc), computed by this layer.
+  const int add = ctx.fuse().conv_add[i];
+  const bool keep = ctx.options().keep_intermediates;
+  AddParams add_params;
+  bool fused_in_kernel = false;
+  if (add >= 0) add_params = ConvOperandB(ctx.graph(), ctx.op(size_t(add)), op.outputs[0]);
   const std::string in_name = weight_only ? "f32" : "q8ta";
   if (c.choice.algo == ConvAlgo::Direct) {
     ctx.Dispatch(DirectDispatch(geo, cout, a.groups, c.direct, out_q8, lc, flags, ctx.profile(), weight_only),
@@ -138,11 +173,34 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     shape.conv = true;
     auto choice = linear::SelectLinear(shape, ctx.profile(), ctx.options().select);
     if (!choice.ok()) return Error{choice.error().kind, ctx.OpLabel(i) + ": " + choice.error().message};
-    ctx.Dispatch(linear::LinearDispatch(shape, *choice, c.gemm, lc, ctx.profile()), {cols, w, y});
-    const std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm / linear_f32_...
-    pl.variant = "conv2d_" + std::string(geo.pointwise() ? "pointwise" : "im2col") + "_" +
-                 (weight_only ? "f32_" : "") + v.substr(7);
-    pl.reason = c.choice.reason + choice->reason + quant_note;
+    const std::string kind = std::string(geo.pointwise() ? "pointwise" : "im2col") + "_";
+    RowsChoice rows;
+    if (!weight_only) rows = SelectConvRows(geo.rows(), geo.k(), cout, ctx.profile(), RowsOptions(ctx.options()));
+    if (rows.use) {
+      const bool dot = choice->accum == linear::Accum::IntDot;
+      fused_in_kernel = add >= 0 && out_q8 && add_params.zero_point_b == lc.out_zero_point &&
+                        (!keep || ctx.profile().max_per_stage_descriptor_storage_buffers >= 5);
+      const FusedAdd fa{add_params, keep};
+      ctx.Dispatch(RowsDispatch(geo.rows(), geo.k(), cout, rows.lanes, dot, c.gemm, out_q8, lc, flags,
+                                fused_in_kernel ? &fa : nullptr, ctx.profile()),
+                   fused_in_kernel ? RowsBinds(ctx, cols, w, op, ctx.op(size_t(add)), keep) : std::vector<Bind>{cols, w, y});
+      pl.variant = "conv2d_" + kind + "i8_q8csw" + (out_q8 ? "_q8to" : "") + (dot ? "_dot" : "_i32") + "_rows" +
+                   (fused_in_kernel ? "_add" : "");
+      pl.reason = c.choice.reason + rows.reason + (dot ? "; int8 dot product" : "; int8 products") + quant_note;
+    } else {
+      ctx.Dispatch(linear::LinearDispatch(shape, *choice, c.gemm, lc, ctx.profile()), {cols, w, y});
+      const std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm / linear_f32_...
+      pl.variant = "conv2d_" + kind + (weight_only ? "f32_" : "") + v.substr(7);
+      pl.reason = c.choice.reason + rows.reason + choice->reason + quant_note;
+    }
+  }
+  if (add >= 0) {
+    const ir::Op& ao = ctx.op(size_t(add));
+    if (!fused_in_kernel)
+      ctx.Dispatch(AddDispatch(geo.rows(), cout, true, Int8AddParams(ctx.graph(), ao), ctx.profile()),
+                   {ctx.Read(ao.inputs[0]), ctx.Read(ao.inputs[1]), ctx.Write(ao.outputs[0])});
+    pl.reason += std::string("; computes the add '") + ao.name + "' that reads its output" +
+                 (fused_in_kernel ? " in the same dispatch" : " (a second dispatch of this layer)");
   }
   pl.integer_path = !weight_only;
   pl.detail = det.str();

@@ -61,4 +61,35 @@ ConvChoice SelectConv(const ConvGeometry& g, int64_t cout, int64_t groups, const
   return c;
 }
 
+RowsChoice SelectConvRows(int64_t m, int64_t k, int64_t n, const TargetProfile& p, const ConvSelectOptions& o) {
+  RowsChoice c;
+  const uint64_t macs = uint64_t(m) * uint64_t(k) * uint64_t(n);
+  std::ostringstream why;
+  if (o.rows) {
+    c.use = *o.rows;
+    why << "GEMM kernel forced to " << (c.use ? "the rows kernel" : "the linear family's");
+  } else {
+    c.use = macs <= kRowsMaxMacs;
+    why << "M*K*N = " << macs << (c.use ? " <= " : " > ") << kRowsMaxMacs << " multiply-adds";
+  }
+  if (!c.use) {
+    c.reason = why.str() + ": the linear family's GEMM; ";
+    return c;
+  }
+  // Lanes per output word: at most 2 units of 16 K values each, up to 32 lanes (a power of 2 dividing the
+  // workgroup), while the grid stays within kRowsMaxInvocations. One on CPU devices, where the
+  // lanes' shared-memory reduction and its barrier cost more than the shorter K loop saves
+  // (lavapipe: the MobileNetV2-shaped CNN's 14x14 project layer 1.24 -> 1.92 ms with 8 lanes).
+  const bool cpu = HasQuirk(p, "cpu_device");
+  const uint32_t wg = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  const uint64_t units = (uint64_t(k) + 15) / 16, outputs = uint64_t(m) * uint64_t((n + 3) / 4);
+  while (!cpu && c.lanes < 32 && wg % (c.lanes * 2) == 0 && (units + c.lanes - 1) / c.lanes > 2 &&
+         outputs * c.lanes * 2 <= kRowsMaxInvocations)
+    c.lanes *= 2;
+  why << ": the rows kernel, " << c.lanes << " lane(s) per 4 output channels, up to " << (units + c.lanes - 1) / c.lanes
+      << " units of 16 K values each" << (cpu ? " (a CPU device: one lane)" : "");
+  c.reason = why.str();
+  return c;
+}
+
 }  // namespace vkqc::conv

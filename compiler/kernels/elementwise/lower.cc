@@ -16,20 +16,9 @@ using kernels::QZero;
 Status LowerAdd(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
   const ir::Tensor& at = ctx.tensor(op.inputs[0]);
-  const ir::Tensor& bt = ctx.tensor(op.inputs[1]);
   const int64_t c = at.shape.back(), rows = at.NumElements(ctx.tokens()) / c;
   const bool int8 = at.dtype == ir::DType::I8;
-  conv::AddParams ap;
-  if (int8) {
-    ap.scale_a = QScale(*at.quant);
-    ap.zero_point_a = QZero(*at.quant);
-    ap.scale_b = QScale(*bt.quant);
-    ap.zero_point_b = QZero(*bt.quant);
-    ap.out_scale = QScale(op.add.output_quant);
-    ap.out_zero_point = QZero(op.add.output_quant);
-  }
-  ap.flags = (op.add.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
-             (op.add.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);
+  const conv::AddParams ap = conv::Int8AddParams(ctx.graph(), op);  // float adds use the flags only
   ctx.Dispatch(conv::AddDispatch(rows, c, int8, ap, ctx.profile()),
                {ctx.Read(op.inputs[0]), ctx.Read(op.inputs[1]), ctx.Write(op.outputs[0])});
   pl.variant = int8 ? "add_q8ta_q8to" : "add_f32";

@@ -225,5 +225,42 @@ TEST(SelectConvGolden, PerProfileRule) {
   EXPECT_EQ(SelectConv(Geo(16, 112, 3, 1), 16, 1, *a, o).algo, ConvAlgo::Im2col);
 }
 
+// The rows kernel for small convolution GEMMs: up to kRowsMaxMacs multiply-adds, lanes splitting
+// K (at most 2 units of 16 values each, up to 32 lanes, the grid within kRowsMaxInvocations), one
+// lane on CPU devices; forcing either way.
+TEST(SelectConvRows, ThresholdLanesAndForcing) {
+  auto h = LoadProfile("nvidia-hopper");
+  auto l = LoadProfile("lavapipe");
+  auto b = LoadProfile("android-baseline-2022");
+  ASSERT_TRUE(h.ok() && l.ok() && b.ok());
+  struct Case {
+    int64_t m, k, n;
+    bool use;
+    uint32_t lanes;
+  };
+  const Case cases[] = {
+      {12544, 16, 96, true, 1},   // MobileNetV2's first expand: one unit of K
+      {12544, 96, 24, true, 2},   // 6 units; 4 lanes would exceed the grid (12544 * 6 * 4 > 2^18)
+      {49, 960, 160, true, 32},   // 60 units: 32 lanes
+      {49, 320, 1280, true, 16},  // 20 units; 32 lanes would exceed the grid (49 * 320 * 32 > 2^18)
+      {1, 13, 7, true, 1},
+      {50176, 64, 64, false, 1},  // 205M multiply-adds: the linear family's GEMM
+  };
+  for (const Case& c : cases) {
+    const RowsChoice got = SelectConvRows(c.m, c.k, c.n, *h, {});
+    EXPECT_EQ(got.use, c.use) << c.m << "x" << c.k << "x" << c.n << ": " << got.reason;
+    EXPECT_EQ(got.lanes, c.lanes) << c.m << "x" << c.k << "x" << c.n << ": " << got.reason;
+    EXPECT_EQ(SelectConvRows(c.m, c.k, c.n, *b, {}).lanes, c.lanes);  // 128 invocations there too
+    EXPECT_EQ(SelectConvRows(c.m, c.k, c.n, *l, {}).lanes, 1u) << "lavapipe: a CPU device";
+  }
+  ConvSelectOptions o;
+  o.rows = false;
+  EXPECT_FALSE(SelectConvRows(1, 13, 7, *h, o).use);
+  o.rows = true;
+  const RowsChoice big = SelectConvRows(50176, 64, 64, *h, o);
+  EXPECT_TRUE(big.use);
+  EXPECT_NE(big.reason.find("forced"), std::string::npos) << big.reason;
+}
+
 }  // namespace
 }  // namespace vkqc::conv
