@@ -52,9 +52,9 @@ struct AddParams {
 // The GEMM of a pointwise or im2col'd convolution on the integer path (int8 input rows, q8csw
 // weights packed as the linear family packs them) runs on conv_rows_i8.comp where it is small:
 // one invocation per (row, 4 output channels, lane), `lanes` splitting K. H100 (bench/RESULTS.md
-// 2026-11-26, the MobileNetV2-shaped CNN, every layer <= 20M multiply-adds): 25 of its 34 GEMMs
-// 1.5-5x faster than on the tiled GEMM, the large-map expand layers (M 3136-12544, K 16-24)
-// within 0.7 us; the whole network 658 -> 260 us. Larger layers are not measured: they keep the GEMM.
+// 2026-11-26, the MobileNetV2-shaped CNN, every layer <= 20M multiply-adds): 29 of its 35 GEMMs
+// 1.2-6x faster than on the tiled GEMM, two large-map expand layers (M 12544 / 3136, K 16 / 24)
+// 5-9% slower; the whole network 658 -> 260 us. Larger layers are not measured: they keep the GEMM.
 constexpr uint64_t kRowsMaxMacs = uint64_t(1) << 26;
 constexpr uint64_t kRowsMaxInvocations = uint64_t(1) << 18;  // lanes are added only while the grid stays below
 struct RowsChoice {
