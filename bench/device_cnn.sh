@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call (issue 15 part 4, the MobileNetV2-shaped CNN): per-layer timestamps of the
 # example with the built-in nvidia-hopper profile and the probed one, each program first checked
-# against the CPU reference (per op and end to end); variants by compile options in $VARIANTS
+# against the CPU reference (per op on a bundle with kept intermediates, end to end on the benched
+# bundle, which is compiled without them); variants by compile options in $VARIANTS
 # ("name:options;..."); with vkqc_old in the tarball also the previous main's binary, same machine.
 # usage (on the device, repo root): bash bench/device_cnn.sh   (writes to $OUT)
 set -u
@@ -18,8 +19,10 @@ for b in $bins; do
     for tgt in nvidia-hopper "$P"; do
       tn=$([ "$tgt" = "$P" ] && echo probed || echo hopper)
       B=/tmp/cnn_${b}_${name}_$tn.vkqb
-      timeout 120 $V compile $G --target "$tgt" --keep-intermediates $opts -o $B > /dev/null 2>$OUT/compile_${b}_${name}_$tn.err || { echo "$b $name $tn: compile failed"; continue; }
-      chk=$(timeout 120 $V run $B --reference $G --per-op 2>&1 | grep -E "failed|PASS|FAIL" | tr '\n' ' ')
+      timeout 120 $V compile $G --target "$tgt" --keep-intermediates $opts -o $B.keep > /dev/null 2>$OUT/compile_${b}_${name}_$tn.err || { echo "$b $name $tn: compile failed"; continue; }
+      timeout 120 $V compile $G --target "$tgt" $opts -o $B > /dev/null 2>>$OUT/compile_${b}_${name}_$tn.err || { echo "$b $name $tn: compile failed"; continue; }
+      chk=$(timeout 120 $V run $B.keep --reference $G --per-op 2>&1 | grep -E "failed|PASS|FAIL" | tr '\n' ' ')
+      chk="$chk| benched bundle: $(timeout 120 $V run $B --reference $G 2>&1 | grep -E "PASS|FAIL" | tr '\n' ' ')"
       timeout 60 $V bench $B --min-ms 1500 --roofline "$S" > $OUT/bench_${b}_${name}_$tn.txt 2>&1
       timeout 60 $V inspect $B > $OUT/inspect_${b}_${name}_$tn.txt 2>&1
       echo "$b $name $tn: $(grep whole $OUT/bench_${b}_${name}_$tn.txt | sed 's/whole program without per-layer timestamps: //') | $chk"

@@ -3,7 +3,7 @@
 // leave the GPU mostly idle (compiler/kernels/conv/select.cc): y[m][n] = epilogue(sum_k
 // (x[m][k] - zp_x) * w[n][k]) over packed int8 rows x [M][K4P] and the linear family's q8csw
 // region (layout in linear_common.glslh). One invocation per (row, word of 4 output channels,
-// lane): L lanes split the row's K in 16-byte units of 4 words (lane l takes units l, l + L, ...;
+// lane; VKQC_RPT consecutive rows per invocation where one lane does): L lanes split the row's K in 16-byte units of 4 words (lane l takes units l, l + L, ...;
 // rows of x and w are multiples of 8 words, the weights' padding is zero, so the words past K in
 // the last unit add nothing whatever x holds there) and add their partial sums
 // through shared memory, so a layer with few rows and a long K still spreads over many
@@ -13,6 +13,7 @@
 // VKQC_RESIDUAL (q8to only): the int8 add that reads this layer's output (passes/fuse_rows.cc) is
 // computed here with add.comp's arithmetic on the output byte and binding 3's byte, the sum
 // written to binding 2; VKQC_KEEP writes the layer's own output to binding 4 as well.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glslh"
 
 layout(local_size_x_id = 0) in;
@@ -27,6 +28,11 @@ layout(constant_id = 8) const uint BIAS_OFF = 0;
 layout(constant_id = 9) const uint N4P = 8;     // output words per row (q8to)
 layout(constant_id = 10) const uint L = 1;      // lanes per output word: a power of 2 dividing the workgroup
 layout(constant_id = 11) const uint RED = 1;    // shared partial sums: the workgroup size when L > 1
+// Rows per invocation (VKQC_RPT, with one lane): each weight unit loaded serves that many rows.
+#ifndef VKQC_RPT
+#define VKQC_RPT 1
+#endif
+const uint RPT = VKQC_RPT;
 
 layout(std430, binding = 0) readonly buffer X { uvec4 xq4[]; };
 layout(std430, binding = 1) readonly buffer C { uvec4 cw4[]; };  // the region is padded to 16 bytes
@@ -82,27 +88,8 @@ float activate(float v, uint flags) {
 }
 #endif
 
-void main() {
-  const uint NW = (N + 3u) / 4u;
-  const uint i = gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x) + gl_GlobalInvocationID.x;
-  const uint lane = i % L, j = i / L;
-  const uint m = j / NW, w4 = j % NW;
-  // Invocations past the end compute a clamped row (every invocation reaches the barrier).
-  const uint mr = min(m, M - 1u);
-  const uvec4 n = min(uvec4(w4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(N - 1u));
-  ivec4 acc = ivec4(0);
-  for (uint u = lane; u < KU; u += L) {
-    const uvec4 xu = xq4[mr * (K4P / 4u) + u];
-    acc += ivec4(dot16(xu, cw4[n.x * (KW / 4u) + u]), dot16(xu, cw4[n.y * (KW / 4u) + u]),
-                 dot16(xu, cw4[n.z * (KW / 4u) + u]), dot16(xu, cw4[n.w * (KW / 4u) + u]));
-  }
-  if (L > 1u) {
-    red[gl_LocalInvocationID.x] = acc;
-    barrier();
-    if (lane != 0u) return;
-    for (uint l = 1u; l < L; ++l) acc += red[gl_LocalInvocationID.x + l];
-  }
-  if (m >= M) return;
+// One output row's epilogue: 4 channels of row m from their int32 sums.
+void finish_row(uint m, uint w4, ivec4 acc, ivec4 wsum, vec4 sw, vec4 bias) {
 #ifdef VKQC_OUT_Q8
   uint word = 0u;
 #endif
@@ -110,12 +97,11 @@ void main() {
   const uint rword = rq[m * N4P + w4];
   uint sum = 0u;
 #endif
-  for (uint c = 0u; c < 4u; ++c) {
+  [[unroll]] for (uint c = 0u; c < 4u; ++c) {
     const uint ch = w4 * 4u + c;
     if (ch >= N) break;
-    float v = float(acc[c] - pc.act_zero_point * int(CWORD(WSUM_OFF + ch))) *
-              (pc.act_scale * uintBitsToFloat(CWORD(SCALE_OFF + ch)));
-    if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += uintBitsToFloat(CWORD(BIAS_OFF + ch));
+    float v = float(acc[c] - pc.act_zero_point * wsum[c]) * (pc.act_scale * sw[c]);
+    if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += bias[c];
     if ((pc.flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
     if ((pc.flags & LINEAR_FLAG_RELU6) != 0u) v = clamp(v, 0.0, 6.0);
 #ifdef VKQC_OUT_Q8
@@ -139,4 +125,37 @@ void main() {
 #elif defined(VKQC_OUT_Q8)
   yq[m * N4P + w4] = word;
 #endif
+}
+
+void main() {
+  const uint NW = (N + 3u) / 4u;
+  const uint i = gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x) + gl_GlobalInvocationID.x;
+  const uint lane = i % L, j = i / L;
+  const uint m0 = (j / NW) * RPT, w4 = j % NW;
+  const uvec4 n = min(uvec4(w4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(N - 1u));
+  // The epilogue's per-channel constants, loaded first so that their latency overlaps the K loop.
+  const ivec4 wsum = ivec4(CWORD(WSUM_OFF + n.x), CWORD(WSUM_OFF + n.y), CWORD(WSUM_OFF + n.z), CWORD(WSUM_OFF + n.w));
+  const vec4 sw = uintBitsToFloat(
+      uvec4(CWORD(SCALE_OFF + n.x), CWORD(SCALE_OFF + n.y), CWORD(SCALE_OFF + n.z), CWORD(SCALE_OFF + n.w)));
+  const vec4 bias = uintBitsToFloat(
+      uvec4(CWORD(BIAS_OFF + n.x), CWORD(BIAS_OFF + n.y), CWORD(BIAS_OFF + n.z), CWORD(BIAS_OFF + n.w)));
+  // Rows past the end are computed clamped (every invocation reaches the barrier), not written.
+  ivec4 acc[RPT];
+  [[unroll]] for (uint r = 0u; r < RPT; ++r) acc[r] = ivec4(0);
+  for (uint u = lane; u < KU; u += L) {
+    const uvec4 w0 = cw4[n.x * (KW / 4u) + u], w1 = cw4[n.y * (KW / 4u) + u];
+    const uvec4 w2 = cw4[n.z * (KW / 4u) + u], w3 = cw4[n.w * (KW / 4u) + u];
+    [[unroll]] for (uint r = 0u; r < RPT; ++r) {
+      const uvec4 xu = xq4[min(m0 + r, M - 1u) * (K4P / 4u) + u];
+      acc[r] += ivec4(dot16(xu, w0), dot16(xu, w1), dot16(xu, w2), dot16(xu, w3));
+    }
+  }
+  if (L > 1u) {  // (RPT is 1 then)
+    red[gl_LocalInvocationID.x] = acc[0];
+    barrier();
+    if (lane != 0u) return;
+    for (uint l = 1u; l < L; ++l) acc[0] += red[gl_LocalInvocationID.x + l];
+  }
+  [[unroll]] for (uint r = 0u; r < RPT; ++r)
+    if (m0 + r < M) finish_row(m0 + r, w4, acc[r], wsum, sw, bias);
 }

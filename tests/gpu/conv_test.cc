@@ -187,7 +187,8 @@ TEST(Conv2d, MatchesReferenceDirectAndIm2colForced) {
 // The rows kernel (conv_rows_i8.comp) for pointwise and im2col'd GEMMs on the integer path, forced
 // on and off, int8 dot products and int8 products, on the test profile (on lavapipe: one lane per
 // output word) and on android-16 (lanes splitting K: up to 32 at K = 1000): 1, 3, 17 and 70 rows, K
-// of 13 to 1000 (not multiples of 16), 7 to 50 output channels (not multiples of 4).
+// of 13 to 1000 (not multiples of 16), 7 to 83 output channels (not multiples of 4), and 12769 rows
+// (4 rows per invocation, 12769 = 4 * 3192 + 1: the last invocation has one).
 TEST(Conv2d, RowsKernelMatchesReference) {
   const ConvCase cases[] = {
       // n, h, w, c, cout, k, stride, dilation, pad, depthwise, groups, x_int8, out_q8, act
@@ -197,6 +198,8 @@ TEST(Conv2d, RowsKernelMatchesReference) {
       {2, 5, 7, 1000, 12, 1, 1, 1, 0, false, 1, true, false, ir::Activation::Relu},
       {1, 9, 9, 3, 16, 3, 2, 1, 1, false, 1, false, true, ir::Activation::Relu6},  // im2col, K = 27
       {1, 11, 13, 20, 36, 5, 1, 2, 3, false, 1, true, true, ir::Activation::None},  // im2col, K = 500
+      {1, 113, 113, 24, 48, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6},  // 4 rows per invocation
+      {1, 113, 113, 16, 83, 1, 1, 1, 0, false, 1, true, false, ir::Activation::None},
   };
   uint32_t seed = 140;
   for (const char* profile : {"", "android-16"})

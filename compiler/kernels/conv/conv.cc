@@ -129,7 +129,7 @@ linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64
   return d;
 }
 
-linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, uint32_t lanes, bool int_dot,
+linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsChoice& rows, bool int_dot,
                                     const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
                                     uint32_t flags, const FusedAdd* fused, const TargetProfile& p) {
   linear::DispatchParams d;
@@ -138,6 +138,8 @@ linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, uint32_t la
   if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
   if (fused) d.shader.defines.push_back("VKQC_RESIDUAL");
   if (fused && fused->keep_conv_output) d.shader.defines.push_back("VKQC_KEEP");
+  const uint32_t lanes = rows.lanes, rpt = rows.rows_per_invocation;
+  if (rpt > 1) d.shader.defines.push_back("VKQC_RPT=" + std::to_string(rpt));
   d.local_size[0] = Local(p);
   d.local_size[1] = d.local_size[2] = 1;
   const uint32_t red = lanes > 1 ? d.local_size[0] : 1;
@@ -146,7 +148,7 @@ linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, uint32_t la
             {6, pk.scale_off},    {7, pk.wsum_off},           {8, pk.bias_off},
             {9, linear::PackedK4(n)}, {10, lanes},             {11, red}};
   d.shared_memory_bytes = red * 16;
-  Grid(uint64_t(m) * uint64_t((n + 3) / 4) * lanes, p, d);
+  Grid(uint64_t((m + rpt - 1) / rpt) * uint64_t((n + 3) / 4) * lanes, p, d);
   struct {
     float act_scale;
     int32_t act_zero_point;

@@ -57,9 +57,11 @@ struct AddParams {
 // 5-9% slower; the whole network 658 -> 260 us. Larger layers are not measured: they keep the GEMM.
 constexpr uint64_t kRowsMaxMacs = uint64_t(1) << 26;
 constexpr uint64_t kRowsMaxInvocations = uint64_t(1) << 18;  // lanes are added only while the grid stays below
+constexpr uint64_t kRowsManyOutputs = uint64_t(1) << 16;  // output words from which one lane takes 4 rows
 struct RowsChoice {
   bool use = false;
   uint32_t lanes = 1;
+  uint32_t rows_per_invocation = 1;  // with one lane: rows sharing each weight load
   std::string reason;  // for `vkqc inspect`
 };
 RowsChoice SelectConvRows(int64_t m, int64_t k, int64_t n, const TargetProfile& p, const ConvSelectOptions& o);
@@ -72,7 +74,7 @@ struct FusedAdd {
 };
 // x packed int8 rows [M][PackedK4(K)], y [M][N] (f32) or packed q8to rows; with `fused`, bindings
 // (x, w, sum, other operand, conv output when kept).
-linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, uint32_t lanes, bool int_dot,
+linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsChoice& rows, bool int_dot,
                                     const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
                                     uint32_t flags, const FusedAdd* fused, const TargetProfile& p);
 

@@ -181,7 +181,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
       fused_in_kernel = add >= 0 && out_q8 && add_params.zero_point_b == lc.out_zero_point &&
                         (!keep || ctx.profile().max_per_stage_descriptor_storage_buffers >= 5);
       const FusedAdd fa{add_params, keep};
-      ctx.Dispatch(RowsDispatch(geo.rows(), geo.k(), cout, rows.lanes, dot, c.gemm, out_q8, lc, flags,
+      ctx.Dispatch(RowsDispatch(geo.rows(), geo.k(), cout, rows, dot, c.gemm, out_q8, lc, flags,
                                 fused_in_kernel ? &fa : nullptr, ctx.profile()),
                    fused_in_kernel ? RowsBinds(ctx, cols, w, op, ctx.op(size_t(add)), keep) : std::vector<Bind>{cols, w, y});
       pl.variant = "conv2d_" + kind + "i8_q8csw" + (out_q8 ? "_q8to" : "") + (dot ? "_dot" : "_i32") + "_rows" +

@@ -86,8 +86,14 @@ RowsChoice SelectConvRows(int64_t m, int64_t k, int64_t n, const TargetProfile& 
   while (!cpu && c.lanes < 32 && wg % (c.lanes * 2) == 0 && (units + c.lanes - 1) / c.lanes > 2 &&
          outputs * c.lanes * 2 <= kRowsMaxInvocations)
     c.lanes *= 2;
+  // One lane over many output words (the large-map layers): 4 rows per invocation, each weight
+  // unit loaded serving all four (H100, bench/RESULTS.md 2026-11-26: MobileNetV2's 112x112 expand
+  // 11.2 -> 7.1 us, its stem 10.9 -> 9.6, the 56x56 expands 8.4 -> 6.5 / 7.0; its 112x112
+  // project, 50176 words, 5.1 -> 5.9, so not below kRowsManyOutputs).
+  if (c.lanes == 1 && outputs >= kRowsManyOutputs) c.rows_per_invocation = 4;
   why << ": the rows kernel, " << c.lanes << " lane(s) per 4 output channels, up to " << (units + c.lanes - 1) / c.lanes
       << " units of 16 K values each" << (cpu ? " (a CPU device: one lane)" : "");
+  if (c.rows_per_invocation > 1) why << ", " << c.rows_per_invocation << " rows per invocation";
   c.reason = why.str();
   return c;
 }

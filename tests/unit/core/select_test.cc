@@ -236,20 +236,25 @@ TEST(SelectConvRows, ThresholdLanesAndForcing) {
   struct Case {
     int64_t m, k, n;
     bool use;
-    uint32_t lanes;
+    uint32_t lanes, rows;
   };
   const Case cases[] = {
-      {12544, 16, 96, true, 1},   // MobileNetV2's first expand: one unit of K
-      {12544, 96, 24, true, 2},   // 6 units; 4 lanes would exceed the grid (12544 * 6 * 4 > 2^18)
-      {49, 960, 160, true, 32},   // 60 units: 32 lanes
-      {49, 320, 1280, true, 16},  // 20 units; 32 lanes would exceed the grid (49 * 320 * 32 > 2^18)
-      {1, 13, 7, true, 1},
-      {50176, 64, 64, false, 1},  // 205M multiply-adds: the linear family's GEMM
+      {12544, 16, 96, true, 1, 4},   // MobileNetV2's first expand: one unit of K, 301056 output words
+      {3136, 24, 144, true, 1, 4},   // 112896 output words >= 2^16: 4 rows per invocation
+      {12544, 32, 16, true, 1, 1},   // 50176 output words: one row
+      {12544, 96, 24, true, 2, 1},   // 6 units; 4 lanes would exceed the grid (12544 * 6 * 4 > 2^18)
+      {49, 960, 160, true, 32, 1},   // 60 units: 32 lanes
+      {49, 320, 1280, true, 16, 1},  // 20 units; 32 lanes would exceed the grid (49 * 320 * 32 > 2^18)
+      {1, 13, 7, true, 1, 1},
+      {50176, 64, 64, false, 1, 1},  // 205M multiply-adds: the linear family's GEMM
   };
   for (const Case& c : cases) {
     const RowsChoice got = SelectConvRows(c.m, c.k, c.n, *h, {});
     EXPECT_EQ(got.use, c.use) << c.m << "x" << c.k << "x" << c.n << ": " << got.reason;
     EXPECT_EQ(got.lanes, c.lanes) << c.m << "x" << c.k << "x" << c.n << ": " << got.reason;
+    if (c.use) {
+      EXPECT_EQ(got.rows_per_invocation, c.rows) << c.m << "x" << c.k << "x" << c.n << ": " << got.reason;
+    }
     EXPECT_EQ(SelectConvRows(c.m, c.k, c.n, *b, {}).lanes, c.lanes);  // 128 invocations there too
     EXPECT_EQ(SelectConvRows(c.m, c.k, c.n, *l, {}).lanes, 1u) << "lavapipe: a CPU device";
   }
