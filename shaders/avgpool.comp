@@ -48,20 +48,24 @@ void main() {
   ivec4 isum = ivec4(0);
   float fsum = 0.0;
   int count = 0;
+  // Every tap is loaded (clamped into the image) and padded taps masked out, so the loads do not
+  // wait on branches and can all be in flight together (a global pool reads 49 or more).
   for (uint kh = 0u; kh < KH; ++kh) {
     const int ih = int(oh * SH + kh) - int(PT);
-    if (ih < 0 || ih >= int(H)) continue;
+    const bool row_in = ih >= 0 && ih < int(H);
     for (uint kw = 0u; kw < KW; ++kw) {
       const int iw = int(ow * SW + kw) - int(PL);
-      if (iw < 0 || iw >= int(W)) continue;
-      const uint pixel = (n * H + uint(ih)) * W + uint(iw);
-      ++count;
+      const bool in_image = row_in && iw >= 0 && iw < int(W);
+      const uint pixel = (n * H + uint(clamp(ih, 0, int(H) - 1))) * W + uint(clamp(iw, 0, int(W) - 1));
+      count += in_image ? 1 : 0;
 #ifdef VKQC_POOL_Q8
       const uint w = xq[pixel * C4P + c0 / 4u];
-      isum += ivec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
-                    bitfieldExtract(int(w), 24, 8));
+      const ivec4 b = ivec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
+                            bitfieldExtract(int(w), 24, 8));
+      isum += in_image ? b : ivec4(0);
 #else
-      fsum += x[pixel * C + c0];
+      const float v = x[pixel * C + c0];
+      if (in_image) fsum += v;
 #endif
     }
   }

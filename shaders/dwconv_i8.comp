@@ -54,6 +54,12 @@ void main() {
   if (i >= ROWS * CW) return;
   const uint row = i / CW, cw4 = i % CW;
   const uint ow = row % OW, oh = (row / OW) % OH, n = row / (OW * OH);
+  // The epilogue's per-channel constants first, so that their latency overlaps the taps'.
+  const uvec4 chs = min(uvec4(cw4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(C - 1u));
+  const vec4 sw = uintBitsToFloat(uvec4(cw[SCALE_OFF + chs.x], cw[SCALE_OFF + chs.y], cw[SCALE_OFF + chs.z],
+                                        cw[SCALE_OFF + chs.w]));
+  const vec4 bias = uintBitsToFloat(uvec4(cw[BIAS_OFF + chs.x], cw[BIAS_OFF + chs.y], cw[BIAS_OFF + chs.z],
+                                          cw[BIAS_OFF + chs.w]));
   // Every tap is loaded (clamped into the image) and padded taps masked to zero, so the loads
   // do not wait on branches and can all be in flight together.
   ivec4 acc = ivec4(0);
@@ -72,8 +78,8 @@ void main() {
   for (uint j = 0u; j < 4u; ++j) {
     const uint c = cw4 * 4u + j;
     if (c >= C) break;
-    float v = float(acc[j]) * (pc.act_scale * uintBitsToFloat(cw[SCALE_OFF + c]));
-    if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += uintBitsToFloat(cw[BIAS_OFF + c]);
+    float v = float(acc[j]) * (pc.act_scale * sw[j]);
+    if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += bias[j];
     if ((pc.flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
     if ((pc.flags & LINEAR_FLAG_RELU6) != 0u) v = clamp(v, 0.0, 6.0);
 #ifdef VKQC_OUT_Q8

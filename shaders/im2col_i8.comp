@@ -5,6 +5,8 @@
 // k >= K is zero padding (the packed weights are zero there too). One invocation per word.
 // VKQC_IM2COL_F32 (weight-only convolutions): f32 pixels [N*H*W][C] -> f32 rows [N*OH*OW][K],
 // padded taps 0.0; one invocation per value.
+// VKQC_IM2COL_Q (a float input the convolution quantizes per tensor, its input_quant): f32 pixels
+// [N*H*W][C] -> packed int8 rows as above, each tap quantized as quantize_q8ta.comp does.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 1;   // N*OH*OW
 layout(constant_id = 2) const uint H = 1;
@@ -41,10 +43,18 @@ void main() {
   cols[i] = v;
 }
 #else
+#ifdef VKQC_IM2COL_Q
+#include "common.glslh"
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(push_constant) uniform Push {
+  int zero_point;
+  float inv_scale;
+} pc;
+#else
 layout(std430, binding = 0) readonly buffer X { uint xq[]; };
-layout(std430, binding = 1) writeonly buffer Y { uint cols[]; };
-
 layout(push_constant) uniform Push { int zero_point; } pc;
+#endif
+layout(std430, binding = 1) writeonly buffer Y { uint cols[]; };
 
 uint tap_byte(uint row, uint k) {
   if (k >= K) return 0u;
@@ -53,7 +63,11 @@ uint tap_byte(uint row, uint k) {
   const int ih = int(oh * SH + kh * DH) - int(PT), iw = int(ow * SW + kw * DW) - int(PL);
   if (ih < 0 || iw < 0 || ih >= int(H) || iw >= int(W)) return uint(pc.zero_point) & 0xFFu;
   const uint pixel = (n * H + uint(ih)) * W + uint(iw);
+#ifdef VKQC_IM2COL_Q
+  return quantize_byte(x[pixel * C + c], pc.inv_scale, pc.zero_point);
+#else
   return (xq[pixel * C4P + c / 4u] >> (8u * (c % 4u))) & 0xFFu;
+#endif
 }
 
 void main() {

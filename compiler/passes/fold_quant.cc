@@ -50,7 +50,26 @@ FoldPlan FoldQuantization(ir::Graph& g) {
     if (q.type != ir::OpType::Quantize) continue;
     const int x = q.inputs[0], y = q.outputs[0];
     ir::Tensor& yt = g.tensors[y];
-    if (!PerTensorI8(yt) || graph_io[y] || graph_io[x] || readers[x].size() != 1) continue;
+    if (!PerTensorI8(yt) || graph_io[y]) continue;
+    // float -> int8 read only by a dense convolution through im2col: the convolution quantizes
+    // its float input itself (input_quant), in its im2col (no packed int8 copy of the input).
+    if (readers[y].size() == 1 && g.tensors[x].dtype == ir::DType::F32) {
+      ir::Op& c = g.ops[size_t(readers[y][0])];
+      const ir::Tensor& w = c.type == ir::OpType::Conv2d ? g.tensors[size_t(c.inputs[1])] : yt;
+      const ir::Conv2dAttrs& a = c.conv2d;
+      const bool pointwise = w.shape.size() == 4 && w.shape[1] == 1 && w.shape[2] == 1 && a.stride[0] == 1 &&
+                             a.stride[1] == 1 && a.padding[0] == 0 && a.padding[1] == 0 && a.padding[2] == 0 &&
+                             a.padding[3] == 0;
+      if (c.type == ir::OpType::Conv2d && c.inputs[0] == y && a.groups == 1 && !pointwise &&
+          a.input_quant.scheme == ir::Scheme::None) {
+        c.inputs[0] = x;
+        c.conv2d.input_quant = *yt.quant;
+        c.conv2d.input_quant.scheme = ir::Scheme::Q8TA;
+        plan.folded[qi] = "folded into " + name(readers[y][0]) + ", whose im2col quantizes its float input";
+        continue;
+      }
+    }
+    if (graph_io[x] || readers[x].size() != 1) continue;
     const int di = producer[x];
     if (di < 0) continue;
     ir::Op& d = g.ops[di];

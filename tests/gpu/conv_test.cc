@@ -275,6 +275,60 @@ TEST(Conv2d, ResidualAddComputedByTheConvolution) {
         }
 }
 
+// A per-tensor quantize read only by a dense 3x3 convolution is folded into it: the convolution's
+// im2col quantizes its float input per tap (fold_quant.cc). Not folded for a pointwise reader (its
+// rows are the GEMM input as they are) nor when the int8 tensor has a second reader. Each graph
+// against the reference of the graph as written; within 1 LSB (int8 output).
+TEST(Conv2d, QuantizeFoldedIntoIm2col) {
+  uint32_t seed = 300;
+  for (int k : {3, 1})
+    for (bool second_reader : {false, true}) {
+      ConvCase cc{1, 19, 17, 5, 12, k, k == 3 ? 2 : 1, 1, k / 2, false, 1, true, true, ir::Activation::Relu6};
+      SCOPED_TRACE(std::string(k == 3 ? "3x3" : "1x1") + (second_reader ? " + a second reader" : ""));
+      ir::Graph g = MakeConv(cc, seed++);  // x (int8) -> conv -> y
+      // x becomes the quantize's output of a float input xf.
+      g.tensors.push_back({"xf", g.tensors[0].shape, ir::DType::F32, {}, {}});
+      const int xf = int(g.tensors.size() - 1);
+      g.ops.insert(g.ops.begin(), gpu_test::MakeOp("quantize", ir::OpType::Quantize, {xf}, {0}));
+      g.inputs = {xf};
+      if (second_reader) {
+        g.tensors.push_back({"xd", g.tensors[0].shape, ir::DType::F32, {}, {}});
+        g.ops.push_back(gpu_test::MakeOp("dequantize", ir::OpType::Dequantize, {0}, {int(g.tensors.size() - 1)}));
+        g.outputs.push_back(int(g.tensors.size() - 1));
+      }
+      auto p = LoadProfile(gpu_test::TestProfile());
+      ASSERT_TRUE(p.ok());
+      auto bundle = CompileGraph(g, *p, {}, 0);
+      ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+      const std::vector<float> x = testing_graphs::RandomFloats(size_t(19 * 17 * 5), seed, 3.0f);
+      std::vector<uint8_t> input(x.size() * 4);
+      std::memcpy(input.data(), x.data(), input.size());
+      gpu_test::Loaded guard;
+      ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, input.data(), input.size(), &guard));
+      gpu_test::ExpectNoValidationMessages("quantize fold");
+      std::string qv;
+      for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
+        vkqc_layer_info li;
+        vkqc_model_layer_info(guard.model, 0, l, &li);
+        if (std::string(li.name) == "quantize") qv = li.variant;
+      }
+      EXPECT_EQ(qv == "folded", k == 3 && !second_reader) << qv;
+      vkqc_tensor_info info;
+      vkqc_model_output_info(guard.model, 0, 0, &info);
+      std::vector<uint8_t> out(info.size_bytes);
+      ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, out.data(), out.size()), VKQC_OK);
+      auto want = ref::RunGraphDetailed(g, {{"xf", x}}, {});
+      ASSERT_TRUE(want.ok()) << want.error().message;
+      const auto& w = want->outputs.at("y");
+      ASSERT_EQ(w.size(), out.size());
+      int bad = 0;
+      for (size_t i = 0; i < w.size(); ++i)
+        if (std::abs(int(int8_t(out[i])) - int(w[i])) > 1 && ++bad <= 5)
+          ADD_FAILURE() << "y[" << i << "] = " << int(int8_t(out[i])) << ", reference " << w[i];
+      EXPECT_EQ(bad, 0);
+    }
+}
+
 // quantize -> dequantize round trips: y = scale * (q - zp), bit for bit the reference's.
 TEST(Dequantize, PerTensorAndPerToken) {
   for (ir::Scheme scheme : {ir::Scheme::Q8TA, ir::Scheme::DQ8CA}) {

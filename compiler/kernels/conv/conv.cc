@@ -30,9 +30,11 @@ std::vector<uint8_t> Bytes(const T& v) {
 
 }  // namespace
 
-linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t zp, const TargetProfile& p) {
+linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t zp, const TargetProfile& p,
+                                      const float* quantize_scale) {
   linear::DispatchParams d;
   d.shader = {"im2col_i8.comp", {}};
+  if (quantize_scale) d.shader.defines.push_back("VKQC_IM2COL_Q");
   d.local_size[0] = Local(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}};
@@ -40,6 +42,11 @@ linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t zp, const T
   d.spec.push_back({16, linear::PackedK4(g.k())});
   Grid(uint64_t(g.rows()) * linear::PackedK4(g.k()), p, d);
   d.push = Bytes(zp);
+  if (quantize_scale) {
+    const float inv = 1.0f / *quantize_scale;  // as QuantizeDispatch: DESIGN 4's inv_scale
+    d.push.resize(8);
+    std::memcpy(d.push.data() + 4, &inv, 4);
+  }
   return d;
 }
 

@@ -78,8 +78,10 @@ linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsC
                                     const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
                                     uint32_t flags, const FusedAdd* fused, const TargetProfile& p);
 
-// Packed input [N*H*W][PackedK4(C)] words -> packed columns [rows][PackedK4(K)] words.
-linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t input_zero_point, const TargetProfile& p);
+// Packed input [N*H*W][PackedK4(C)] words -> packed columns [rows][PackedK4(K)] words; with
+// `quantize_scale`, a float input [N*H*W][C] quantized per tensor (scale, input_zero_point) per tap.
+linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t input_zero_point, const TargetProfile& p,
+                                      const float* quantize_scale = nullptr);
 // Weight-only convolutions: f32 input [N*H*W][C] -> f32 columns [rows][K] (padded taps 0).
 linear::DispatchParams Im2colF32Dispatch(const ConvGeometry& g, const TargetProfile& p);
 

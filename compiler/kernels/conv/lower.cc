@@ -112,14 +112,20 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   // int8 input rows: the tensor itself, or this layer's (shared) quantization of it.
   Bind x = ctx.Read(op.inputs[0]);
   std::string quant_note;
+  bool quantize_in_im2col = false;
   if (xt.dtype == ir::DType::I8) {
     lc.act_scale = QScale(*xt.quant);
     lc.act_zero_point = QZero(*xt.quant);
   } else if (a.input_quant.scheme == ir::Scheme::Q8TA) {
     lc.act_scale = QScale(a.input_quant);
     lc.act_zero_point = QZero(a.input_quant);
-    x = ctx.QuantizeShared(op.inputs[0], ir::Scheme::Q8TA, lc.act_scale, lc.act_zero_point,
-                           geo.n * geo.h * geo.w, geo.c, &quant_note).rows;
+    // Through im2col the taps are quantized as they are gathered; otherwise the packed rows first.
+    quantize_in_im2col = c.choice.algo == ConvAlgo::Im2col && !geo.pointwise();
+    if (quantize_in_im2col)
+      quant_note = "; its im2col quantizes the float input (q8ta)";
+    else
+      x = ctx.QuantizeShared(op.inputs[0], ir::Scheme::Q8TA, lc.act_scale, lc.act_zero_point,
+                             geo.n * geo.h * geo.w, geo.c, &quant_note).rows;
   }
   const bool weight_only = WeightOnly(ctx.graph(), op);
   const bool bias = op.inputs.size() > 2;
@@ -156,7 +162,8 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
       cols = cols.AsRead();
     } else if (!geo.pointwise()) {
       cols = ctx.Scratch(uint64_t(geo.rows()) * linear::PackedK4(geo.k()) * 4, op.name + ".im2col");
-      ctx.Dispatch(Im2colDispatch(geo, lc.act_zero_point, ctx.profile()), {x, cols});
+      ctx.Dispatch(Im2colDispatch(geo, lc.act_zero_point, ctx.profile(), quantize_in_im2col ? &lc.act_scale : nullptr),
+                   {x, cols});
       cols = cols.AsRead();
     }
     linear::LinearShape shape;
