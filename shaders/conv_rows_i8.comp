@@ -13,6 +13,13 @@
 // VKQC_RESIDUAL (q8to only): the int8 add that reads this layer's output (passes/fuse_rows.cc) is
 // computed here with add.comp's arithmetic on the output byte and binding 3's byte, the sum
 // written to binding 2; VKQC_KEEP writes the layer's own output to binding 4 as well.
+// VKQC_DWPW (pointwise layers): x is the output of the int8 depthwise convolution that only this
+// layer reads (passes/fuse_rows.cc). A workgroup takes P consecutive rows (pixels) and NS of the
+// ceil(N/4) output words: it first computes the rows' depthwise outputs into shared memory (once
+// per workgroup: each slice of the output words recomputes them), from that convolution's input
+// (binding 0, [N*DH][DW] pixels of C4I words) and weights (binding 5, dwconv_i8.comp's region) with
+// dwconv_i8.comp's integer taps and epilogue (so each byte is the one that kernel would write), then
+// the P x NS output words, L lanes each, read x from there.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glslh"
 
@@ -33,14 +40,43 @@ layout(constant_id = 11) const uint RED = 1;    // shared partial sums: the work
 #define VKQC_RPT 1
 #endif
 const uint RPT = VKQC_RPT;
+#ifdef VKQC_DWPW
+layout(constant_id = 12) const uint DH = 1;   // the depthwise convolution: input height and width,
+layout(constant_id = 13) const uint DW = 1;
+layout(constant_id = 14) const uint C4I = 8;  // its input words per pixel,
+layout(constant_id = 15) const uint DKH = 1;  // kernel, stride, padding, dilation,
+layout(constant_id = 16) const uint DKW = 1;
+layout(constant_id = 17) const uint DSH = 1;
+layout(constant_id = 18) const uint DSW = 1;
+layout(constant_id = 19) const uint DPT = 0;
+layout(constant_id = 20) const uint DPL = 0;
+layout(constant_id = 21) const uint DDH = 1;
+layout(constant_id = 22) const uint DDW = 1;
+layout(constant_id = 23) const uint DOH = 1;  // output height and width (this layer's rows),
+layout(constant_id = 24) const uint DOW = 1;
+layout(constant_id = 25) const uint DCW = 1;  // weight words per tap (ceil(channels / 4)),
+layout(constant_id = 26) const uint DSCALE_OFF = 0;
+layout(constant_id = 27) const uint DBIAS_OFF = 0;
+layout(constant_id = 28) const uint DC = 1;   // channels (this layer's K)
+layout(constant_id = 29) const uint P = 1;    // rows (pixels) per workgroup
+layout(constant_id = 30) const uint XS = 1;   // P * KU
+layout(constant_id = 31) const uint NS = 1;   // output words per workgroup (a slice of ceil(N/4))
+shared uvec4 xs[XS];
+#endif
 
+#ifndef VKQC_DWPW
 layout(std430, binding = 0) readonly buffer X { uvec4 xq4[]; };
+#endif
 layout(std430, binding = 1) readonly buffer C { uvec4 cw4[]; };  // the region is padded to 16 bytes
 #define CWORD(i) cw4[(i) >> 2u][(i) & 3u]
 #ifdef VKQC_OUT_Q8
 layout(std430, binding = 2) writeonly buffer Y { uint yq[]; };
 #else
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
+#endif
+#ifdef VKQC_DWPW
+layout(std430, binding = 0) readonly buffer XI { uint xin[]; };  // the depthwise convolution's input
+layout(std430, binding = 5) readonly buffer D { uint dw[]; };    // its weights region
 #endif
 #ifdef VKQC_RESIDUAL
 layout(std430, binding = 3) readonly buffer R { uint rq[]; };
@@ -62,6 +98,12 @@ layout(push_constant) uniform Push {
   int sum_zero_point;
   uint sum_flags;       // its relu / relu6
   uint reserved;
+  float dw_act_scale;   // the depthwise convolution (VKQC_DWPW): its input,
+  int dw_act_zero_point;
+  uint dw_flags;        // bias, relu / relu6,
+  float dw_out_inv_scale;  // output (this layer's x)
+  int dw_out_zero_point;
+  uint reserved1, reserved2, reserved3;
 } pc;
 
 shared ivec4 red[RED];
@@ -127,6 +169,76 @@ void finish_row(uint m, uint w4, ivec4 acc, ivec4 wsum, vec4 sw, vec4 bias) {
 #endif
 }
 
+#ifdef VKQC_DWPW
+ivec4 sbytes4(uint w) {
+  return ivec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
+               bitfieldExtract(int(w), 24, 8));
+}
+
+// Word q (channels 4q .. 4q + 3) of the depthwise convolution's output at pixel m: dwconv_i8.comp.
+uint dw_word(uint m, uint q) {
+  if (q >= DCW) return 0u;  // K padding: the pointwise weights are zero there
+  const uint ow = m % DOW, oh = (m / DOW) % DOH, nb = m / (DOW * DOH);
+  ivec4 acc = ivec4(0);
+  for (uint kh = 0u; kh < DKH; ++kh) {
+    const int ih = int(oh * DSH + kh * DDH) - int(DPT);
+    const bool row_in = ih >= 0 && ih < int(DH);
+    for (uint kw = 0u; kw < DKW; ++kw) {
+      const int iw = int(ow * DSW + kw * DDW) - int(DPL);
+      const bool in_image = row_in && iw >= 0 && iw < int(DW);
+      const uint pixel = (nb * DH + uint(clamp(ih, 0, int(DH) - 1))) * DW + uint(clamp(iw, 0, int(DW) - 1));
+      const ivec4 xv = sbytes4(xin[pixel * C4I + q]) - pc.dw_act_zero_point;
+      acc += (in_image ? xv : ivec4(0)) * sbytes4(dw[(kh * DKW + kw) * DCW + q]);
+    }
+  }
+  uint word = 0u;
+  for (uint j = 0u; j < 4u; ++j) {
+    const uint c = q * 4u + j;
+    if (c >= DC) break;
+    precise float v = float(acc[j]) * (pc.dw_act_scale * uintBitsToFloat(dw[DSCALE_OFF + c]));
+    if ((pc.dw_flags & LINEAR_FLAG_BIAS) != 0u) v += uintBitsToFloat(dw[DBIAS_OFF + c]);
+    if ((pc.dw_flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
+    if ((pc.dw_flags & LINEAR_FLAG_RELU6) != 0u) v = clamp(v, 0.0, 6.0);
+    word |= quantize_byte(v, pc.dw_out_inv_scale, pc.dw_out_zero_point) << (8u * j);
+  }
+  return word;
+}
+
+void main() {
+  const uint NW = (N + 3u) / 4u, t = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x;
+  const uint slices = (NW + NS - 1u) / NS, g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint m0 = (g / slices) * P, w0 = (g % slices) * NS;
+  // 1. The depthwise outputs of the workgroup's rows, once each.
+  for (uint jj = t; jj < P * KU * 4u; jj += WG) {
+    const uint p = jj / (KU * 4u), q = jj % (KU * 4u);
+    xs[p * KU + q / 4u][q % 4u] = dw_word(min(m0 + p, M - 1u), q);
+  }
+  barrier();
+  // 2. One output word per L lanes (P * NS * L <= the workgroup).
+  const uint lane = t % L, o = t / L, p = o / NS, w4 = min(w0 + o % NS, NW - 1u);
+  const bool live = p < P && w0 + o % NS < NW;
+  const uvec4 n = min(uvec4(w4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(N - 1u));
+  const ivec4 wsum = ivec4(CWORD(WSUM_OFF + n.x), CWORD(WSUM_OFF + n.y), CWORD(WSUM_OFF + n.z), CWORD(WSUM_OFF + n.w));
+  const vec4 sw = uintBitsToFloat(
+      uvec4(CWORD(SCALE_OFF + n.x), CWORD(SCALE_OFF + n.y), CWORD(SCALE_OFF + n.z), CWORD(SCALE_OFF + n.w)));
+  const vec4 bias = uintBitsToFloat(
+      uvec4(CWORD(BIAS_OFF + n.x), CWORD(BIAS_OFF + n.y), CWORD(BIAS_OFF + n.z), CWORD(BIAS_OFF + n.w)));
+  ivec4 acc = ivec4(0);
+  if (live)
+    for (uint u = lane; u < KU; u += L) {
+      const uvec4 xu = xs[p * KU + u];
+      acc += ivec4(dot16(xu, cw4[n.x * (KW / 4u) + u]), dot16(xu, cw4[n.y * (KW / 4u) + u]),
+                   dot16(xu, cw4[n.z * (KW / 4u) + u]), dot16(xu, cw4[n.w * (KW / 4u) + u]));
+    }
+  if (L > 1u) {
+    red[t] = acc;
+    barrier();
+    if (lane != 0u) return;
+    for (uint l = 1u; l < L; ++l) acc += red[t + l];
+  }
+  if (live && m0 + p < M) finish_row(m0 + p, w4, acc, wsum, sw, bias);
+}
+#else
 void main() {
   const uint NW = (N + 3u) / 4u;
   const uint i = gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x) + gl_GlobalInvocationID.x;
@@ -159,3 +271,4 @@ void main() {
   [[unroll]] for (uint r = 0u; r < RPT; ++r)
     if (m0 + r < M) finish_row(m0 + r, w4, acc[r], wsum, sw, bias);
 }
+#endif

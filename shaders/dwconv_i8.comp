@@ -78,7 +78,8 @@ void main() {
   for (uint j = 0u; j < 4u; ++j) {
     const uint c = cw4 * 4u + j;
     if (c >= C) break;
-    float v = float(acc[j]) * (pc.act_scale * sw[j]);
+    // precise: conv_rows_i8.comp (VKQC_DWPW) computes the same bytes and must round alike.
+    precise float v = float(acc[j]) * (pc.act_scale * sw[j]);
     if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += bias[j];
     if ((pc.flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
     if ((pc.flags & LINEAR_FLAG_RELU6) != 0u) v = clamp(v, 0.0, 6.0);

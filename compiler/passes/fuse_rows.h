@@ -8,6 +8,9 @@
 //  - an int8 `add` reading a convolution's int8 output (only it reads that, and the add's other
 //    operand is computed before the convolution) is computed by that convolution: in its rows
 //    kernel's epilogue (conv_rows_i8.comp), or as a second dispatch of its layer otherwise;
+//  - an int8 depthwise `conv2d` whose output only a pointwise int8 `conv2d` reads is computed by
+//    that convolution: into shared memory, once per workgroup, by its rows kernel (VKQC_DWPW), or as a
+//    first dispatch of its layer where that kernel is not taken;
 //  - the two `rope` ops whose outputs only an `attention` reads (its q and k, same attributes and
 //    position) run with its KV-cache append as one dispatch (rope_append.comp), where the target
 //    allows its 8 storage buffers per stage (the position is a uniform buffer).
@@ -32,6 +35,7 @@ struct FusePlan {
   std::vector<int> row_input;   // per op: the fused op it computes first (add for rms_norm, silu for mul), or -1
   std::vector<int> rope_q, rope_k;  // per attention op: the rope ops it runs with its append, or -1
   std::vector<int> conv_add;        // per conv2d op: the int8 add it computes, or -1
+  std::vector<int> conv_dw;         // per pointwise conv2d op: the depthwise conv2d it computes first, or -1
   bool empty() const;
 };
 

@@ -301,12 +301,14 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       pl.reason = in_.fold.folded[i];
       continue;
     }
-    if (const int by = in_.fuse.emitted_by[i]; by >= 0) {  // computed by a later op's row kernel
-      // The sum and the rotated rows are written; silu's output is not.
+    if (const int by = in_.fuse.emitted_by[i]; by >= 0) {  // computed by another op's dispatch (fuse_rows.h)
+      // The sum and the rotated rows are written; silu's output is not; a depthwise convolution's
+      // only where its pointwise reader runs it as a dispatch of its own (its layer says).
       const bool written = op.type == ir::OpType::Add || op.type == ir::OpType::Rope;
-      pl.variant = written ? "fused" : "folded";
-      pl.reason = std::string(written ? "computed and written by" : "computed inside") + " '" + g.ops[size_t(by)].name +
-                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ") in one dispatch";
+      const bool conv = op.type == ir::OpType::Conv2d;
+      pl.variant = written || conv ? "fused" : "folded";
+      pl.reason = std::string(written ? "computed and written by" : "computed by") + " '" + g.ops[size_t(by)].name +
+                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ")" + (conv ? "" : " in one dispatch");
       continue;
     }
     const kernels::Family* family = kernels::FamilyFor(op.type);

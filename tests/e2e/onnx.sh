@@ -39,8 +39,8 @@ for d in json.load(open(f"{ref}/ort_outputs.json")):
 PY
   then ok "vkqc run of the mali-valhall bundle on lavapipe = ONNX Runtime"; else fail "mali-valhall bundle run" "$(last_run_report)"; fi
   vk inspect "$WORK/mnv2.vkqb"
-  if [ "$RC" -eq 0 ] && out_has "transpose" && out_has "conv2d_dw" && out_has "_rows_add" && out_has "fused"; then
-    ok "inspect: the NCHW input transpose, int8 depthwise conv, int8 add computed by its convolution"
+  if [ "$RC" -eq 0 ] && out_has "transpose" && out_has "computes the depthwise convolution" && out_has "_rows_add" && out_has "fused"; then
+    ok "inspect: the NCHW input transpose, int8 depthwise convs and adds computed by the convolutions next to them"
   else
     fail "inspect of the imported MobileNetV2" "$(last_run_report)"
   fi

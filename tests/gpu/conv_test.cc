@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -325,6 +326,129 @@ TEST(Conv2d, QuantizeFoldedIntoIm2col) {
       for (size_t i = 0; i < w.size(); ++i)
         if (std::abs(int(int8_t(out[i])) - int(w[i])) > 1 && ++bad <= 5)
           ADD_FAILURE() << "y[" << i << "] = " << int(int8_t(out[i])) << ", reference " << w[i];
+      EXPECT_EQ(bad, 0);
+    }
+}
+
+// A depthwise convolution read only by a pointwise one is computed by it (fuse_rows.cc): on
+// android-16 in the rows kernel's VKQC_DWPW (each workgroup's pixels' depthwise outputs once in
+// shared memory; K of 13 to 1000, output words in slices where they exceed a workgroup: 150 words
+// at N = 600), on the test profile (lavapipe: a CPU device) and with kept intermediates as a first
+// dispatch of the pointwise layer. The outputs match the reference of the graph as written within
+// 1 LSB, and the fused and unfused programs are bit-identical (the depthwise bytes are the ones
+// dwconv_i8.comp writes); with and without a residual add after the pointwise convolution.
+TEST(Conv2d, DepthwiseComputedByThePointwiseConvolution) {
+  struct Case {
+    int64_t n, h, w, c, cout, stride;
+    bool out_q8, residual;
+  };
+  const Case cases[] = {
+      {1, 1, 1, 13, 7, 1, true, false},     {1, 3, 5, 40, 50, 1, false, false}, {1, 17, 1, 100, 100, 1, true, true},
+      {2, 9, 9, 24, 16, 2, true, false},    {1, 5, 7, 1000, 600, 1, true, false}, {1, 14, 14, 96, 96, 1, true, true},
+      {1, 12, 11, 16, 16, 2, false, false},
+  };
+  uint32_t seed = 400;
+  for (const Case& cc : cases)
+    for (const char* profile : {"android-16", ""}) {
+      std::ostringstream where;
+      where << cc.n << "x" << cc.h << "x" << cc.w << "x" << cc.c << " -> " << cc.cout << " stride " << cc.stride
+            << (cc.residual ? " + add " : " ") << profile;
+      SCOPED_TRACE(where.str());
+      // x -> depthwise 3x3 (relu6, q8to) -> h -> pointwise -> y [-> add(y, x2) -> r]
+      ConvCase dwc{cc.n, cc.h, cc.w, cc.c, 0, 3, cc.stride, 1, 1, true, 1, true, true, ir::Activation::Relu6};
+      ir::Graph g = MakeConv(dwc, seed++);
+      const ir::Graph pw = MakeConv({cc.n, g.tensors[3].shape[1], g.tensors[3].shape[2], cc.c, cc.cout, 1, 1, 1, 0,
+                                     false, 1, true, cc.out_q8, ir::Activation::None},
+                                    seed++);
+      const int h = 3, base = int(g.tensors.size());
+      g.tensors[h].quant = g.ops[0].conv2d.output_quant;
+      for (size_t t = 1; t < pw.tensors.size(); ++t) g.tensors.push_back(pw.tensors[t]);  // w, b, y
+      g.tensors[h].name = "h";
+      g.tensors[size_t(base)].name = "pw.w";
+      g.tensors[size_t(base + 1)].name = "pw.b";
+      ir::Op op = pw.ops[0];
+      op.name = "pw";
+      op.inputs = {h, base, base + 1};
+      op.outputs = {base + 2};
+      g.ops.push_back(op);
+      g.outputs = {base + 2};
+      std::string out_name = "y";
+      if (cc.residual) {  // the add's other operand: a second graph input, the pointwise output's shape
+        g.tensors.push_back({"x2", g.tensors[size_t(base + 2)].shape, ir::DType::I8,
+                             ir::Quant{ir::Scheme::Q8TA, {0.04f}, {2}, 0, 0}, {}});
+        g.tensors.push_back({"r", g.tensors[size_t(base + 2)].shape, ir::DType::I8,
+                             ir::Quant{ir::Scheme::Q8TO, {0.05f}, {-1}, 0, 0}, {}});
+        const int x2 = base + 3, r = base + 4;
+        ir::Op add = gpu_test::MakeOp("add", ir::OpType::Add, {base + 2, x2}, {r});
+        add.add.output_quant = *g.tensors[size_t(r)].quant;
+        g.ops.push_back(add);
+        g.inputs = {0, x2};
+        g.outputs = {r};
+        out_name = "r";
+      }
+      auto p = LoadProfile(*profile ? profile : gpu_test::TestProfile());
+      ASSERT_TRUE(p.ok());
+      std::mt19937 rng(seed++);
+      std::map<std::string, std::vector<float>> in;
+      std::vector<std::vector<uint8_t>> bytes;
+      for (int t : g.inputs) {
+        std::vector<float> v(size_t(g.tensors[size_t(t)].NumElements(0)));
+        std::vector<uint8_t> b;
+        for (auto& e : v) {
+          e = float(int(rng() % 256) - 128);
+          b.push_back(uint8_t(int8_t(e)));
+        }
+        in[g.tensors[size_t(t)].name] = v;
+        bytes.push_back(b);
+      }
+      std::vector<std::vector<uint8_t>> outs;
+      std::vector<std::string> pw_variants;
+      for (bool keep : {false, true}) {
+        CompileOptions o;
+        o.keep_intermediates = keep;
+        auto bundle = CompileGraph(g, *p, o, 0);
+        ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+        gpu_test::Loaded guard;
+        ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, bytes[0].data(), bytes[0].size(), &guard));
+        if (bytes.size() > 1) {  // the second input, then run again
+          ASSERT_EQ(vkqc_model_write_input(guard.model, 0, 1, bytes[1].data(), bytes[1].size()), VKQC_OK);
+          ASSERT_EQ(vkqc_model_run(guard.model, 0), VKQC_OK);
+        }
+        gpu_test::ExpectNoValidationMessages(where.str());
+        vkqc_tensor_info info;
+        vkqc_model_output_info(guard.model, 0, 0, &info);
+        outs.emplace_back(info.size_bytes);
+        ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, outs.back().data(), outs.back().size()), VKQC_OK);
+        for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
+          vkqc_layer_info li;
+          vkqc_model_layer_info(guard.model, 0, l, &li);
+          if (std::string(li.name) == "conv") {
+            EXPECT_STREQ(li.variant, "fused");
+          }
+          if (std::string(li.name) == "pw") pw_variants.push_back(li.variant);
+        }
+      }
+      ASSERT_EQ(pw_variants.size(), 2u);
+      const bool in_kernel = pw_variants[0].find("_rows_dw") != std::string::npos;
+      EXPECT_EQ(in_kernel, std::string(profile) == "android-16") << pw_variants[0];
+      EXPECT_EQ(pw_variants[1].find("_rows_dw"), std::string::npos) << "kept intermediates: " << pw_variants[1];
+      EXPECT_EQ(outs[0], outs[1]) << "fused and unfused programs differ";
+      auto want = ref::RunGraphDetailed(g, in, {});
+      ASSERT_TRUE(want.ok()) << want.error().message;
+      const auto& w = want->outputs.at(out_name);
+      int bad = 0;
+      for (size_t i = 0; i < w.size(); ++i) {
+        double got;
+        if (cc.out_q8 || cc.residual) {
+          got = double(int8_t(outs[0][i]));
+        } else {
+          float f;
+          std::memcpy(&f, outs[0].data() + 4 * i, 4);
+          got = f;
+        }
+        const double tol = cc.out_q8 || cc.residual ? 1.0 : 4e-7 * want->magnitude.at(out_name)[i] + 1e-30;
+        if (!(std::fabs(got - w[i]) <= tol) && ++bad <= 5) ADD_FAILURE() << out_name << "[" << i << "] = " << got << ", reference " << w[i];
+      }
       EXPECT_EQ(bad, 0);
     }
 }

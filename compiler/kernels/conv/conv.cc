@@ -138,16 +138,18 @@ linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64
 
 linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsChoice& rows, bool int_dot,
                                     const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
-                                    uint32_t flags, const FusedAdd* fused, const TargetProfile& p) {
+                                    uint32_t flags, const FusedAdd* fused, const DepthwiseInput* dw,
+                                    const TargetProfile& p) {
   linear::DispatchParams d;
   d.shader = {"conv_rows_i8.comp", {}};
+  if (dw) d.shader.defines.push_back("VKQC_DWPW");
   if (int_dot) d.shader.defines.push_back("VKQC_INT_DOT");
   if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
   if (fused) d.shader.defines.push_back("VKQC_RESIDUAL");
   if (fused && fused->keep_conv_output) d.shader.defines.push_back("VKQC_KEEP");
-  const uint32_t lanes = rows.lanes, rpt = rows.rows_per_invocation;
+  const uint32_t lanes = dw ? dw->choice.lanes : rows.lanes, rpt = dw ? 1 : rows.rows_per_invocation;
   if (rpt > 1) d.shader.defines.push_back("VKQC_RPT=" + std::to_string(rpt));
-  d.local_size[0] = Local(p);
+  d.local_size[0] = dw ? dw->choice.workgroup : Local(p);
   d.local_size[1] = d.local_size[2] = 1;
   const uint32_t red = lanes > 1 ? d.local_size[0] : 1;
   d.spec = {{0, d.local_size[0]}, {1, uint32_t(m)},           {2, uint32_t(n)},
@@ -155,7 +157,21 @@ linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsC
             {6, pk.scale_off},    {7, pk.wsum_off},           {8, pk.bias_off},
             {9, linear::PackedK4(n)}, {10, lanes},             {11, red}};
   d.shared_memory_bytes = red * 16;
-  Grid(uint64_t((m + rpt - 1) / rpt) * uint64_t((n + 3) / 4) * lanes, p, d);
+  if (dw) {
+    const ConvGeometry& g = dw->geometry;
+    const uint32_t px = dw->choice.pixels, units = uint32_t((k + 15) / 16);
+    const uint32_t v[] = {uint32_t(g.h),  uint32_t(g.w),  linear::PackedK4(g.c), uint32_t(g.kh), uint32_t(g.kw),
+                          uint32_t(g.sh), uint32_t(g.sw), uint32_t(g.pt),        uint32_t(g.pl), uint32_t(g.dh),
+                          uint32_t(g.dw), uint32_t(g.oh), uint32_t(g.ow),        dw->packed->cw, dw->packed->scale_off,
+                          dw->packed->bias_off, uint32_t(g.c), px, px * units, dw->choice.words};
+    for (uint32_t i = 0; i < 20; ++i) d.spec.push_back({12 + i, v[i]});
+    d.shared_memory_bytes += px * units * 16;
+    const uint64_t slices = ((uint64_t(n) + 3) / 4 + dw->choice.words - 1) / dw->choice.words;
+    linear::SplitGroups((uint64_t(m) + px - 1) / px * slices, p.max_compute_work_group_count[0], d.group_count);
+    d.group_count[2] = 1;
+  } else {
+    Grid(uint64_t((m + rpt - 1) / rpt) * uint64_t((n + 3) / 4) * lanes, p, d);
+  }
   struct {
     float act_scale;
     int32_t act_zero_point;
@@ -167,8 +183,22 @@ linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsC
     float sum_inv_scale;
     int32_t sum_zero_point;
     uint32_t sum_flags, reserved;
-  } push{lc.act_scale, lc.act_zero_point, flags, 1.0f / lc.out_scale, lc.out_zero_point, 1, 1, 0, 1, 0, 0, 0};
-  static_assert(sizeof(push) == 48);
+    float dw_act_scale;
+    int32_t dw_act_zero_point;
+    uint32_t dw_flags;
+    float dw_out_inv_scale;
+    int32_t dw_out_zero_point;
+    uint32_t reserved1[3];
+  } push{lc.act_scale, lc.act_zero_point, flags, 1.0f / lc.out_scale, lc.out_zero_point, 1, 1, 0, 1, 0, 0, 0,
+         1,            0,                 0,     1,                    0,                {0, 0, 0}};
+  static_assert(sizeof(push) == 80);
+  if (dw) {
+    push.dw_act_scale = dw->consts.act_scale;
+    push.dw_act_zero_point = dw->consts.act_zero_point;
+    push.dw_flags = dw->flags;
+    push.dw_out_inv_scale = 1.0f / dw->consts.out_scale;
+    push.dw_out_zero_point = dw->consts.out_zero_point;
+  }
   if (fused) {
     push.out_scale = fused->add.scale_b;
     push.res_scale = fused->add.scale_a;

@@ -74,9 +74,32 @@ struct FusedAdd {
 };
 // x packed int8 rows [M][PackedK4(K)], y [M][N] (f32) or packed q8to rows; with `fused`, bindings
 // (x, w, sum, other operand, conv output when kept).
+struct PackedDepthwise;
+// A pointwise layer that computes the int8 depthwise convolution it reads (passes/fuse_rows.cc),
+// conv_rows_i8.comp's VKQC_DWPW: a workgroup computes the depthwise outputs of `pixels` rows into
+// shared memory, then `words` of their output words (all of them, or a slice: the depthwise
+// outputs are then computed once per slice) with `lanes` lanes each, at most kDwpwLaneUnits units
+// of K per lane. Not on CPU devices (lavapipe: no idle lanes for the per-slice recomputation).
+constexpr uint32_t kDwpwLaneUnits = 2;
+struct DwpwChoice {
+  bool use = false;
+  uint32_t workgroup = 128, lanes = 1, words = 1, pixels = 1;
+  std::string reason;
+};
+DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p);
+struct DepthwiseInput {
+  ConvGeometry geometry;           // of the depthwise convolution
+  const PackedDepthwise* packed;
+  linear::LinearConsts consts;     // its input (act_*) and output (out_*) parameters
+  uint32_t flags;                  // its bias / relu / relu6
+  DwpwChoice choice;
+};
+// Bindings: x (with `dw`: the depthwise convolution's input), w, y (the sum with `fused`), [the
+// add's other operand, [the convolution's own output when kept]], [the depthwise weights].
 linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsChoice& rows, bool int_dot,
                                     const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
-                                    uint32_t flags, const FusedAdd* fused, const TargetProfile& p);
+                                    uint32_t flags, const FusedAdd* fused, const DepthwiseInput* dw,
+                                    const TargetProfile& p);
 
 // Packed input [N*H*W][PackedK4(C)] words -> packed columns [rows][PackedK4(K)] words; with
 // `quantize_scale`, a float input [N*H*W][C] quantized per tensor (scale, input_zero_point) per tap.

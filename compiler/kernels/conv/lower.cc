@@ -95,6 +95,27 @@ Status Pack(kernels::PackContext& ctx, size_t i) {
   return {};
 }
 
+uint32_t ConvFlags(const ir::Op& op) {
+  return (op.inputs.size() > 2 ? linear::kFlagBias : 0) |
+         (op.conv2d.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
+         (op.conv2d.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);
+}
+
+// The int8 depthwise convolution `d` that a pointwise layer computes (passes/fuse_rows.cc).
+DepthwiseInput DepthwiseOf(kernels::LowerContext& ctx, size_t d) {
+  const ir::Op& op = ctx.op(d);
+  DepthwiseInput in;
+  in.geometry = Geometry(ctx.graph(), op, ctx.tokens());
+  in.packed = &ctx.KeptAs<Packed>(d).depthwise;
+  const ir::Tensor& x = ctx.tensor(op.inputs[0]);
+  in.consts.act_scale = QScale(*x.quant);
+  in.consts.act_zero_point = QZero(*x.quant);
+  in.consts.out_scale = QScale(op.conv2d.output_quant);
+  in.consts.out_zero_point = QZero(op.conv2d.output_quant);
+  in.flags = ConvFlags(op);
+  return in;
+}
+
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
   const ir::Tensor& xt = ctx.tensor(op.inputs[0]);
@@ -129,9 +150,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   }
   const bool weight_only = WeightOnly(ctx.graph(), op);
   const bool bias = op.inputs.size() > 2;
-  const uint32_t flags = (bias ? linear::kFlagBias : 0) |
-                         (a.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
-                         (a.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);
+  const uint32_t flags = ConvFlags(op);
   std::ostringstream det;
   det << geo.kh << "x" << geo.kw << " stride " << geo.sh << "x" << geo.sw << " dilation " << geo.dh << "x" << geo.dw
       << ", " << geo.rows() << " output pixels";
@@ -142,6 +161,10 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   AddParams add_params;
   bool fused_in_kernel = false;
   if (add >= 0) add_params = ConvOperandB(ctx.graph(), ctx.op(size_t(add)), op.outputs[0]);
+  // The depthwise convolution this pointwise layer reads, computed by this layer.
+  const int dwi = ctx.fuse().conv_dw[i];
+  DepthwiseInput dw;
+  bool dw_in_kernel = false;
   const std::string in_name = weight_only ? "f32" : "q8ta";
   if (c.choice.algo == ConvAlgo::Direct) {
     ctx.Dispatch(DirectDispatch(geo, cout, a.groups, c.direct, out_q8, lc, flags, ctx.profile(), weight_only),
@@ -183,17 +206,39 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     const std::string kind = std::string(geo.pointwise() ? "pointwise" : "im2col") + "_";
     RowsChoice rows;
     if (!weight_only) rows = SelectConvRows(geo.rows(), geo.k(), cout, ctx.profile(), RowsOptions(ctx.options()));
+    const uint32_t buffers = ctx.profile().max_per_stage_descriptor_storage_buffers;
+    if (rows.use) {
+      fused_in_kernel = add >= 0 && out_q8 && add_params.zero_point_b == lc.out_zero_point &&
+                        (!keep || buffers >= 5);
+      // x, w, y, the depthwise weights (+ the add's other operand). Kept intermediates need the
+      // depthwise output written, so it runs as a dispatch of its own then.
+      if (dwi >= 0) {
+        dw = DepthwiseOf(ctx, size_t(dwi));
+        dw.choice = SelectDwpw(geo.k(), cout, ctx.profile());
+        dw_in_kernel = dw.choice.use && !keep && buffers >= 4u + (fused_in_kernel ? 1u : 0u);
+      }
+    }
+    if (dwi >= 0 && !dw_in_kernel) {
+      const DepthwiseInput d = DepthwiseOf(ctx, size_t(dwi));
+      ctx.Dispatch(DepthwiseDispatch(d.geometry, *d.packed, true, d.consts, d.flags, ctx.profile()),
+                   {ctx.Read(ctx.op(size_t(dwi)).inputs[0]), ctx.Constants(size_t(dwi)), ctx.Write(op.inputs[0])});
+    }
     if (rows.use) {
       const bool dot = choice->accum == linear::Accum::IntDot;
-      fused_in_kernel = add >= 0 && out_q8 && add_params.zero_point_b == lc.out_zero_point &&
-                        (!keep || ctx.profile().max_per_stage_descriptor_storage_buffers >= 5);
       const FusedAdd fa{add_params, keep};
+      std::vector<Bind> binds = fused_in_kernel ? RowsBinds(ctx, cols, w, op, ctx.op(size_t(add)), keep)
+                                                : std::vector<Bind>{cols, w, y};
+      if (dw_in_kernel) {
+        binds[0] = ctx.Read(ctx.op(size_t(dwi)).inputs[0]);
+        binds.push_back(ctx.Constants(size_t(dwi)));
+      }
       ctx.Dispatch(RowsDispatch(geo.rows(), geo.k(), cout, rows, dot, c.gemm, out_q8, lc, flags,
-                                fused_in_kernel ? &fa : nullptr, ctx.profile()),
-                   fused_in_kernel ? RowsBinds(ctx, cols, w, op, ctx.op(size_t(add)), keep) : std::vector<Bind>{cols, w, y});
+                                fused_in_kernel ? &fa : nullptr, dw_in_kernel ? &dw : nullptr, ctx.profile()),
+                   binds);
       pl.variant = "conv2d_" + kind + "i8_q8csw" + (out_q8 ? "_q8to" : "") + (dot ? "_dot" : "_i32") + "_rows" +
-                   (fused_in_kernel ? "_add" : "");
-      pl.reason = c.choice.reason + rows.reason + (dot ? "; int8 dot product" : "; int8 products") + quant_note;
+                   (dw_in_kernel ? "_dw" : "") + (fused_in_kernel ? "_add" : "");
+      pl.reason = c.choice.reason + (dw_in_kernel ? dw.choice.reason : rows.reason) +
+                  (dot ? "; int8 dot product" : "; int8 products") + quant_note;
     } else {
       ctx.Dispatch(linear::LinearDispatch(shape, *choice, c.gemm, lc, ctx.profile()), {cols, w, y});
       const std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm / linear_f32_...
@@ -201,6 +246,11 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
       pl.reason = c.choice.reason + rows.reason + choice->reason + quant_note;
     }
   }
+  if (dwi >= 0)
+    pl.reason += std::string("; computes the depthwise convolution '") + ctx.op(size_t(dwi)).name + "' it reads" +
+                 (dw_in_kernel ? " in the same dispatch"
+                               : " (a first dispatch of this layer: " +
+                                     (keep ? std::string("intermediates kept") : dw.choice.reason.empty() ? "the linear family's GEMM" : dw.choice.reason) + ")");
   if (add >= 0) {
     const ir::Op& ao = ctx.op(size_t(add));
     if (!fused_in_kernel)

@@ -98,4 +98,32 @@ RowsChoice SelectConvRows(int64_t m, int64_t k, int64_t n, const TargetProfile& 
   return c;
 }
 
+DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p) {
+  DwpwChoice c;
+  if (HasQuirk(p, "cpu_device")) {
+    c.reason = "a CPU device";
+    return c;
+  }
+  // Lanes: at most kDwpwLaneUnits units of K each, up to 16 (32 lanes halve the output words a
+  // workgroup takes and so double the slices that recompute the depthwise outputs); then as many
+  // output words as the workgroup holds (a slice of them where they do not all fit), then pixels.
+  const uint32_t wg = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  const uint64_t words = (uint64_t(n) + 3) / 4, units = (uint64_t(k) + 15) / 16;
+  c.workgroup = wg;
+  while (c.lanes < 16 && c.lanes * 2 <= wg && (units + c.lanes - 1) / c.lanes > kDwpwLaneUnits) c.lanes *= 2;
+  c.words = uint32_t(std::min<uint64_t>(words, wg / c.lanes));
+  c.pixels = uint32_t(wg / (uint64_t(c.words) * c.lanes));
+  if ((uint64_t(c.pixels) * units + (c.lanes > 1 ? wg : 0)) * 16 > p.max_compute_shared_memory_size) {
+    c.reason = "the shared memory";
+    return c;
+  }
+  c.use = true;
+  std::ostringstream why;
+  why << c.pixels << " pixel(s) x " << c.words << " of " << words
+      << " output words per workgroup, the pixels' depthwise outputs once per workgroup in shared memory, " << c.lanes
+      << " lane(s) per 4 output channels, up to " << (units + c.lanes - 1) / c.lanes << " units of 16 K values each";
+  c.reason = why.str();
+  return c;
+}
+
 }  // namespace vkqc::conv

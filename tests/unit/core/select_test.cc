@@ -267,5 +267,36 @@ TEST(SelectConvRows, ThresholdLanesAndForcing) {
   EXPECT_NE(big.reason.find("forced"), std::string::npos) << big.reason;
 }
 
+// The depthwise + pointwise kernel: lanes for at most 2 units of K (up to 16), then the output
+// words a workgroup of 128 takes (a slice where they do not fit), then pixels; never on a CPU device.
+TEST(SelectDwpw, LanesSlicesPixels) {
+  auto h = LoadProfile("nvidia-hopper");
+  auto b = LoadProfile("android-baseline-2022");
+  auto l = LoadProfile("lavapipe");
+  ASSERT_TRUE(h.ok() && b.ok() && l.ok());
+  struct Case {
+    int64_t k, n;
+    uint32_t lanes, words, pixels;
+  };
+  const Case cases[] = {
+      {32, 16, 1, 4, 32},    // MobileNetV2's 112x112 project: 2 units, 4 words
+      {144, 24, 8, 6, 2},    // 56x56: 9 units
+      {576, 96, 16, 8, 1},   // 14x14: 36 units on 16 lanes, 8 of 24 words per workgroup
+      {960, 320, 16, 8, 1},  // 7x7: 8 of 80 words
+      {13, 7, 1, 2, 64},
+  };
+  for (const Case& c : cases)
+    for (const TargetProfile* p : {&*h, &*b}) {
+      const DwpwChoice got = SelectDwpw(c.k, c.n, *p);
+      EXPECT_TRUE(got.use) << p->name << " " << c.k << "x" << c.n << ": " << got.reason;
+      EXPECT_EQ(got.lanes, c.lanes) << p->name << " " << c.k << "x" << c.n << ": " << got.reason;
+      EXPECT_EQ(got.words, c.words) << p->name << " " << c.k << "x" << c.n << ": " << got.reason;
+      EXPECT_EQ(got.pixels, c.pixels) << p->name << " " << c.k << "x" << c.n << ": " << got.reason;
+    }
+  const DwpwChoice cpu = SelectDwpw(144, 24, *l);
+  EXPECT_FALSE(cpu.use);
+  EXPECT_EQ(cpu.reason, "a CPU device");
+}
+
 }  // namespace
 }  // namespace vkqc::conv
