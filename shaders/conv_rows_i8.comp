@@ -3,11 +3,11 @@
 // leave the GPU mostly idle (compiler/kernels/conv/select.cc): y[m][n] = epilogue(sum_k
 // (x[m][k] - zp_x) * w[n][k]) over packed int8 rows x [M][K4P] and the linear family's q8csw
 // region (layout in linear_common.glslh). One invocation per (row, word of 4 output channels,
-// lane; VKQC_RPT consecutive rows per invocation where one lane does): L lanes split the row's K in 16-byte units of 4 words (lane l takes units l, l + L, ...;
-// rows of x and w are multiples of 8 words, the weights' padding is zero, so the words past K in
-// the last unit add nothing whatever x holds there) and add their partial sums
-// through shared memory, so a layer with few rows and a long K still spreads over many
-// invocations, each with a short dependent chain. int32 accumulation, exact: sum x*w minus
+// lane), or per VKQC_RPT consecutive rows where one lane covers K: L lanes split the row's K in
+// 16-byte units of 4 words (lane l takes units l, l + L, ...; rows of x and w are multiples of 8
+// words and the weights' padding is zero, so the words past K in the last unit add nothing,
+// whatever x holds there) and add their partial sums through shared memory, so a layer with few
+// rows and a long K still spreads over many invocations, each with a short dependent chain. int32 accumulation, exact: sum x*w minus
 // zp_x * sum w (OpSDot with VKQC_INT_DOT, four int8 products otherwise); then, as
 // linear_gemv.comp, float(acc) * (s_x * s_w) + bias, relu/relu6, q8to or f32.
 // VKQC_RESIDUAL (q8to only): the int8 add that reads this layer's output (passes/fuse_rows.cc) is
