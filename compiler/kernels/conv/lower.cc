@@ -246,11 +246,19 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
       pl.reason = c.choice.reason + rows.reason + choice->reason + quant_note;
     }
   }
-  if (dwi >= 0)
+  if (dwi >= 0) {
+    std::string apart = "intermediates kept";
+    if (!keep)
+      apart = !dw.choice.use && !dw.choice.reason.empty() ? dw.choice.reason
+              : dw.choice.use ? "the target's storage buffers per stage"
+                              : "the linear family's GEMM";
     pl.reason += std::string("; computes the depthwise convolution '") + ctx.op(size_t(dwi)).name + "' it reads" +
-                 (dw_in_kernel ? " in the same dispatch"
-                               : " (a first dispatch of this layer: " +
-                                     (keep ? std::string("intermediates kept") : dw.choice.reason.empty() ? "the linear family's GEMM" : dw.choice.reason) + ")");
+                 (dw_in_kernel ? " in the same dispatch" : " (a first dispatch of this layer: " + apart + ")");
+    // Its weights and work are this layer's now (its own layer has no commands).
+    const ConvGeometry dg = Geometry(ctx.graph(), ctx.op(size_t(dwi)), ctx.tokens());
+    pl.weight_bytes += ctx.ConstantBytes(size_t(dwi));
+    pl.flops += 2ull * dg.rows() * dg.c * dg.kh * dg.kw;
+  }
   if (add >= 0) {
     const ir::Op& ao = ctx.op(size_t(add));
     if (!fused_in_kernel)
@@ -261,8 +269,8 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   }
   pl.integer_path = !weight_only;
   pl.detail = det.str();
-  pl.weight_bytes = ctx.ConstantBytes(i);
-  pl.flops = 2ull * geo.rows() * cout * geo.kh * geo.kw * (geo.c / a.groups);
+  pl.weight_bytes += ctx.ConstantBytes(i);
+  pl.flops += 2ull * geo.rows() * cout * geo.kh * geo.kw * (geo.c / a.groups);
   return {};
 }
 
