@@ -7,8 +7,6 @@
 set -u
 source bench/device_env.sh
 PROBE=1 device_setup .dev/x/vkqc
-t "the whole GPU suite (validation on)"
-VKQC_TEST_PROFILE=$P timeout 420 .dev/x/vkqc_gpu_tests > $OUT/tests.log 2>&1
-echo "rc=$?"; grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests ran|Failure' $OUT/tests.log | head -12
+device_suite
 t "the CNN"
 VARIANTS="default:" bash bench/device_cnn.sh

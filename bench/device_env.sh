@@ -20,3 +20,11 @@ device_setup() {
     timeout 120 "$1" roofline --min-ms 50 -o "$S" 2>&1 | tail -1
   fi
 }
+
+# After device_setup with PROBE=1: the whole GPU suite (.dev/x/vkqc_gpu_tests) with the probed
+# profile and validation on, its log in $OUT/tests.log and its summary lines printed.
+device_suite() {
+  t "the whole GPU suite (validation on)"
+  VKQC_TEST_PROFILE=$P timeout 420 .dev/x/vkqc_gpu_tests > $OUT/tests.log 2>&1
+  echo "rc=$?"; grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests ran|Failure' $OUT/tests.log | head -12
+}

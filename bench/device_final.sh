@@ -6,9 +6,7 @@
 set -u
 source bench/device_env.sh
 PROBE=1 device_setup .dev/x/vkqc
-t "the whole GPU suite (validation on)"
-VKQC_TEST_PROFILE=$P timeout 420 .dev/x/vkqc_gpu_tests > $OUT/tests.log 2>&1
-echo "rc=$?"; grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests ran|Failure' $OUT/tests.log | head -12
+device_suite
 python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
 for b in vkqc_old vkqc; do
   V=$PWD/.dev/x/$b

@@ -130,6 +130,15 @@ float activate(float v, uint flags) {
 }
 #endif
 
+// The epilogue's per-channel constants of channels n: weight sums, scales, bias.
+void channel_constants(uvec4 n, out ivec4 wsum, out vec4 sw, out vec4 bias) {
+  wsum = ivec4(CWORD(WSUM_OFF + n.x), CWORD(WSUM_OFF + n.y), CWORD(WSUM_OFF + n.z), CWORD(WSUM_OFF + n.w));
+  sw = uintBitsToFloat(uvec4(CWORD(SCALE_OFF + n.x), CWORD(SCALE_OFF + n.y), CWORD(SCALE_OFF + n.z),
+                             CWORD(SCALE_OFF + n.w)));
+  bias = uintBitsToFloat(uvec4(CWORD(BIAS_OFF + n.x), CWORD(BIAS_OFF + n.y), CWORD(BIAS_OFF + n.z),
+                               CWORD(BIAS_OFF + n.w)));
+}
+
 // One output row's epilogue: 4 channels of row m from their int32 sums.
 void finish_row(uint m, uint w4, ivec4 acc, ivec4 wsum, vec4 sw, vec4 bias) {
 #ifdef VKQC_OUT_Q8
@@ -218,11 +227,9 @@ void main() {
   const uint lane = t % L, o = t / L, p = o / NS, w4 = min(w0 + o % NS, NW - 1u);
   const bool live = p < P && w0 + o % NS < NW;
   const uvec4 n = min(uvec4(w4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(N - 1u));
-  const ivec4 wsum = ivec4(CWORD(WSUM_OFF + n.x), CWORD(WSUM_OFF + n.y), CWORD(WSUM_OFF + n.z), CWORD(WSUM_OFF + n.w));
-  const vec4 sw = uintBitsToFloat(
-      uvec4(CWORD(SCALE_OFF + n.x), CWORD(SCALE_OFF + n.y), CWORD(SCALE_OFF + n.z), CWORD(SCALE_OFF + n.w)));
-  const vec4 bias = uintBitsToFloat(
-      uvec4(CWORD(BIAS_OFF + n.x), CWORD(BIAS_OFF + n.y), CWORD(BIAS_OFF + n.z), CWORD(BIAS_OFF + n.w)));
+  ivec4 wsum;
+  vec4 sw, bias;
+  channel_constants(n, wsum, sw, bias);
   ivec4 acc = ivec4(0);
   if (live)
     for (uint u = lane; u < KU; u += L) {
@@ -246,11 +253,9 @@ void main() {
   const uint m0 = (j / NW) * RPT, w4 = j % NW;
   const uvec4 n = min(uvec4(w4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(N - 1u));
   // The epilogue's per-channel constants, loaded first so that their latency overlaps the K loop.
-  const ivec4 wsum = ivec4(CWORD(WSUM_OFF + n.x), CWORD(WSUM_OFF + n.y), CWORD(WSUM_OFF + n.z), CWORD(WSUM_OFF + n.w));
-  const vec4 sw = uintBitsToFloat(
-      uvec4(CWORD(SCALE_OFF + n.x), CWORD(SCALE_OFF + n.y), CWORD(SCALE_OFF + n.z), CWORD(SCALE_OFF + n.w)));
-  const vec4 bias = uintBitsToFloat(
-      uvec4(CWORD(BIAS_OFF + n.x), CWORD(BIAS_OFF + n.y), CWORD(BIAS_OFF + n.z), CWORD(BIAS_OFF + n.w)));
+  ivec4 wsum;
+  vec4 sw, bias;
+  channel_constants(n, wsum, sw, bias);
   // Rows past the end are computed clamped (every invocation reaches the barrier), not written.
   ivec4 acc[RPT];
   [[unroll]] for (uint r = 0u; r < RPT; ++r) acc[r] = ivec4(0);

@@ -1,5 +1,7 @@
 #include "compiler/passes/fold_quant.h"
 
+#include "compiler/kernels/conv/conv.h"
+
 namespace vkqc {
 namespace {
 
@@ -55,13 +57,8 @@ FoldPlan FoldQuantization(ir::Graph& g) {
     // its float input itself (input_quant), in its im2col (no packed int8 copy of the input).
     if (readers[y].size() == 1 && g.tensors[x].dtype == ir::DType::F32) {
       ir::Op& c = g.ops[size_t(readers[y][0])];
-      const ir::Tensor& w = c.type == ir::OpType::Conv2d ? g.tensors[size_t(c.inputs[1])] : yt;
-      const ir::Conv2dAttrs& a = c.conv2d;
-      const bool pointwise = w.shape.size() == 4 && w.shape[1] == 1 && w.shape[2] == 1 && a.stride[0] == 1 &&
-                             a.stride[1] == 1 && a.padding[0] == 0 && a.padding[1] == 0 && a.padding[2] == 0 &&
-                             a.padding[3] == 0;
-      if (c.type == ir::OpType::Conv2d && c.inputs[0] == y && a.groups == 1 && !pointwise &&
-          a.input_quant.scheme == ir::Scheme::None) {
+      if (c.type == ir::OpType::Conv2d && c.inputs[0] == y && c.conv2d.groups == 1 && !conv::IsPointwise(g, c) &&
+          c.conv2d.input_quant.scheme == ir::Scheme::None) {
         c.inputs[0] = x;
         c.conv2d.input_quant = *yt.quant;
         c.conv2d.input_quant.scheme = ir::Scheme::Q8TA;

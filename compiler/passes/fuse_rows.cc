@@ -2,33 +2,13 @@
 
 #include <algorithm>
 
+#include "compiler/kernels/conv/conv.h"
+
 namespace vkqc {
 
 bool FusePlan::empty() const {
   return std::all_of(emitted_by.begin(), emitted_by.end(), [](int v) { return v < 0; });
 }
-
-namespace {
-
-// A 1x1 stride-1 unpadded dense convolution of an int8 tensor.
-bool Pointwise(const ir::Graph& g, const ir::Op& op) {
-  const ir::Conv2dAttrs& a = op.conv2d;
-  const ir::Tensor& w = g.tensors[size_t(op.inputs[1])];
-  return a.groups == 1 && w.shape[1] == 1 && w.shape[2] == 1 && a.stride[0] == 1 && a.stride[1] == 1 &&
-         a.padding[0] == 0 && a.padding[1] == 0 && a.padding[2] == 0 && a.padding[3] == 0 &&
-         g.tensors[size_t(op.inputs[0])].dtype == ir::DType::I8;
-}
-
-// An int8 -> int8 depthwise convolution (groups = input channels = output channels).
-bool Depthwise(const ir::Graph& g, const ir::Op& op) {
-  if (op.type != ir::OpType::Conv2d) return false;
-  const ir::Tensor& x = g.tensors[size_t(op.inputs[0])];
-  const ir::Tensor& w = g.tensors[size_t(op.inputs[1])];
-  return x.dtype == ir::DType::I8 && g.tensors[size_t(op.outputs[0])].dtype == ir::DType::I8 &&
-         op.conv2d.groups > 1 && op.conv2d.groups == x.shape[3] && op.conv2d.groups == w.shape[0];
-}
-
-}  // namespace
 
 FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage_buffers) {
   const size_t n = g.ops.size();
@@ -75,10 +55,10 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
       p.emitted_by[size_t(rq)] = p.emitted_by[size_t(rk)] = int(j);
       p.rope_q[j] = rq;
       p.rope_k[j] = rk;
-    } else if (op.type == ir::OpType::Conv2d && Pointwise(g, op)) {
+    } else if (conv::IsPointwise(g, op) && g.tensors[size_t(op.inputs[0])].dtype == ir::DType::I8) {
       const int x = op.inputs[0], i = producer[size_t(x)];
       if (i < 0 || p.emitted_by[size_t(i)] >= 0 || consumers[size_t(x)].size() != 1 || is_output(x)) continue;
-      if (!Depthwise(g, g.ops[size_t(i)])) continue;
+      if (!conv::IsInt8Depthwise(g, g.ops[size_t(i)])) continue;
       p.emitted_by[size_t(i)] = int(j);
       p.conv_dw[j] = i;
     } else if (op.type == ir::OpType::Add && g.tensors[size_t(op.outputs[0])].dtype == ir::DType::I8 &&

@@ -1,4 +1,6 @@
 #include "compiler/kernels/conv/conv.h"
+#include "compiler/kernels/conv/lower.h"
+#include "compiler/kernels/lowering.h"
 
 #include <algorithm>
 #include <cstring>
@@ -262,19 +264,29 @@ linear::DispatchParams ConvertDispatch(ir::DType src, ir::DType dst, int64_t cou
   return d;
 }
 
+bool IsPointwise(const ir::Graph& g, const ir::Op& op) {
+  return op.type == ir::OpType::Conv2d && op.conv2d.groups == 1 && Geometry(g, op, 1).pointwise();
+}
+
+bool IsInt8Depthwise(const ir::Graph& g, const ir::Op& op) {
+  if (op.type != ir::OpType::Conv2d) return false;
+  const ir::Tensor& x = g.tensors[size_t(op.inputs[0])];
+  const ir::Tensor& w = g.tensors[size_t(op.inputs[1])];
+  return x.dtype == ir::DType::I8 && g.tensors[size_t(op.outputs[0])].dtype == ir::DType::I8 &&
+         op.conv2d.groups > 1 && op.conv2d.groups == x.shape[3] && op.conv2d.groups == w.shape[0];
+}
+
 AddParams Int8AddParams(const ir::Graph& g, const ir::Op& add) {
-  auto scale = [](const ir::Quant& q) { return q.scales.empty() ? 1.0f : q.scales[0]; };
-  auto zero = [](const ir::Quant& q) { return q.zero_points.empty() ? 0 : q.zero_points[0]; };
   const ir::Tensor& a = g.tensors[size_t(add.inputs[0])];
   const ir::Tensor& b = g.tensors[size_t(add.inputs[1])];
   AddParams ap;
   if (a.quant && b.quant) {
-    ap.scale_a = scale(*a.quant);
-    ap.zero_point_a = zero(*a.quant);
-    ap.scale_b = scale(*b.quant);
-    ap.zero_point_b = zero(*b.quant);
-    ap.out_scale = scale(add.add.output_quant);
-    ap.out_zero_point = zero(add.add.output_quant);
+    ap.scale_a = kernels::QScale(*a.quant);
+    ap.zero_point_a = kernels::QZero(*a.quant);
+    ap.scale_b = kernels::QScale(*b.quant);
+    ap.zero_point_b = kernels::QZero(*b.quant);
+    ap.out_scale = kernels::QScale(add.add.output_quant);
+    ap.out_zero_point = kernels::QZero(add.add.output_quant);
   }
   ap.flags = (add.add.activation == ir::Activation::Relu ? linear::kFlagRelu : 0) |
              (add.add.activation == ir::Activation::Relu6 ? linear::kFlagRelu6 : 0);

@@ -43,6 +43,11 @@ struct ConvChoice {
 ConvChoice SelectConv(const ConvGeometry& g, int64_t cout, int64_t groups, const TargetProfile& p,
                       const ConvSelectOptions& o);
 
+// A 1x1 stride-1 unpadded dense conv2d (its input rows are the GEMM rows), and an int8 -> int8
+// depthwise one (groups = input channels = output channels): what the passes' rules look for.
+bool IsPointwise(const ir::Graph& g, const ir::Op& conv);
+bool IsInt8Depthwise(const ir::Graph& g, const ir::Op& conv);
+
 // Elementwise add of [rows][c] tensors: int8 (per-tensor parameters each, q8to output) or f32.
 struct AddParams {
   float scale_a = 1, scale_b = 1, out_scale = 1;
@@ -89,9 +94,9 @@ struct DwpwChoice {
 DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p);
 struct DepthwiseInput {
   ConvGeometry geometry;           // of the depthwise convolution
-  const PackedDepthwise* packed;
+  const PackedDepthwise* packed = nullptr;
   linear::LinearConsts consts;     // its input (act_*) and output (out_*) parameters
-  uint32_t flags;                  // its bias / relu / relu6
+  uint32_t flags = 0;              // its bias / relu / relu6
   DwpwChoice choice;
 };
 // Bindings: x (with `dw`: the depthwise convolution's input), w, y (the sum with `fused`), [the

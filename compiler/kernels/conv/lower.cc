@@ -163,7 +163,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   if (add >= 0) add_params = ConvOperandB(ctx.graph(), ctx.op(size_t(add)), op.outputs[0]);
   // The depthwise convolution this pointwise layer reads, computed by this layer.
   const int dwi = ctx.fuse().conv_dw[i];
-  DepthwiseInput dw;
+  DepthwiseInput dw = dwi >= 0 ? DepthwiseOf(ctx, size_t(dwi)) : DepthwiseInput{};
   bool dw_in_kernel = false;
   const std::string in_name = weight_only ? "f32" : "q8ta";
   if (c.choice.algo == ConvAlgo::Direct) {
@@ -213,13 +213,12 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
       // x, w, y, the depthwise weights (+ the add's other operand). Kept intermediates need the
       // depthwise output written, so it runs as a dispatch of its own then.
       if (dwi >= 0) {
-        dw = DepthwiseOf(ctx, size_t(dwi));
         dw.choice = SelectDwpw(geo.k(), cout, ctx.profile());
         dw_in_kernel = dw.choice.use && !keep && buffers >= 4u + (fused_in_kernel ? 1u : 0u);
       }
     }
     if (dwi >= 0 && !dw_in_kernel) {
-      const DepthwiseInput d = DepthwiseOf(ctx, size_t(dwi));
+      const DepthwiseInput& d = dw;
       ctx.Dispatch(DepthwiseDispatch(d.geometry, *d.packed, true, d.consts, d.flags, ctx.profile()),
                    {ctx.Read(ctx.op(size_t(dwi)).inputs[0]), ctx.Constants(size_t(dwi)), ctx.Write(op.inputs[0])});
     }
@@ -255,7 +254,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     pl.reason += std::string("; computes the depthwise convolution '") + ctx.op(size_t(dwi)).name + "' it reads" +
                  (dw_in_kernel ? " in the same dispatch" : " (a first dispatch of this layer: " + apart + ")");
     // Its weights and work are this layer's now (its own layer has no commands).
-    const ConvGeometry dg = Geometry(ctx.graph(), ctx.op(size_t(dwi)), ctx.tokens());
+    const ConvGeometry& dg = dw.geometry;
     pl.weight_bytes += ctx.ConstantBytes(size_t(dwi));
     pl.flops += 2ull * dg.rows() * dg.c * dg.kh * dg.kw;
   }
