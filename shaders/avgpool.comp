@@ -73,9 +73,8 @@ void main() {
   uint word = 0u;
   for (uint j = 0u; j < 4u; ++j) {
     if (c0 + j >= C) break;
-    precise float v = float(isum[j] - count * pc.act_zero_point) * pc.act_scale;
-    v = v / float(count);
-    word |= quantize_byte(v, pc.out_inv_scale, pc.out_zero_point) << (8u * j);
+    word |= avg_pool_byte(isum[j], count, pc.act_scale, pc.act_zero_point, pc.out_inv_scale, pc.out_zero_point)
+            << (8u * j);
   }
   yq[row * C4P + c0 / 4u] = word;
 #else

@@ -20,6 +20,15 @@
 // (binding 0, [N*DH][DW] pixels of C4I words) and weights (binding 5, dwconv_i8.comp's region) with
 // dwconv_i8.comp's integer taps and epilogue (so each byte is the one that kernel would write), then
 // the P x NS output words, L lanes each, read x from there.
+// VKQC_POOL (pointwise layers, q8to): the int8 global average pool that is this layer's only
+// reader (passes/fuse_rows.cc) is computed here and only its output written (binding 2): a
+// workgroup takes one image and NS output words; its PP pixel slots (L lanes each) compute the
+// image's output bytes, PP pixels per round, and add them up (int32, exact); the sums go through
+// shared memory and avgpool.comp's arithmetic (avg_pool_byte) gives the pooled word.
+// VKQC_GATHER (im2col'd layers with K <= 64): no im2col pass; one invocation per row and GWPI
+// consecutive output words gathers the row's K bytes once (im2col_i8.comp's bytes: the input zero
+// point for padded taps; with VKQC_GATHER_F32 each tap of the float input quantized as
+// VKQC_IM2COL_Q does) into registers, then computes its words from them. One lane.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glslh"
 
@@ -63,8 +72,36 @@ layout(constant_id = 30) const uint XS = 1;   // P * KU
 layout(constant_id = 31) const uint NS = 1;   // output words per workgroup (a slice of ceil(N/4))
 shared uvec4 xs[XS];
 #endif
+#ifdef VKQC_GATHER
+layout(constant_id = 12) const uint GH = 1;    // the convolution: input height, width, channels,
+layout(constant_id = 13) const uint GW = 1;
+layout(constant_id = 14) const uint GC = 1;
+layout(constant_id = 15) const uint GC4P = 8;  // input words per pixel (int8 input),
+layout(constant_id = 16) const uint GKH = 1;   // kernel, stride, padding, dilation,
+layout(constant_id = 17) const uint GKW = 1;
+layout(constant_id = 18) const uint GSH = 1;
+layout(constant_id = 19) const uint GSW = 1;
+layout(constant_id = 20) const uint GPT = 0;
+layout(constant_id = 21) const uint GPL = 0;
+layout(constant_id = 22) const uint GDH = 1;
+layout(constant_id = 23) const uint GDW = 1;
+layout(constant_id = 24) const uint GOH = 1;   // output height and width,
+layout(constant_id = 25) const uint GOW = 1;
+layout(constant_id = 26) const uint GWPI = 1;  // output words per invocation
+#ifdef VKQC_GATHER_F32
+layout(std430, binding = 0) readonly buffer XF { float xf[]; };
+#else
+layout(std430, binding = 0) readonly buffer XG { uint xg[]; };
+#endif
+#endif
 
-#ifndef VKQC_DWPW
+#ifdef VKQC_POOL
+layout(constant_id = 12) const uint HW = 1;  // pixels per image (this layer's rows per image)
+layout(constant_id = 13) const uint NS = 1;  // output words per workgroup
+layout(constant_id = 14) const uint PP = 1;  // pixel slots per workgroup (WG / (L * NS))
+#endif
+
+#if !defined(VKQC_DWPW) && !defined(VKQC_GATHER)
 layout(std430, binding = 0) readonly buffer X { uvec4 xq4[]; };
 #endif
 layout(std430, binding = 1) readonly buffer C { uvec4 cw4[]; };  // the region is padded to 16 bytes
@@ -97,7 +134,7 @@ layout(push_constant) uniform Push {
   float sum_inv_scale;  // the fused add's output
   int sum_zero_point;
   uint sum_flags;       // its relu / relu6
-  uint reserved;
+  float in_inv_scale;   // VKQC_GATHER_F32: 1 / the input quantization's scale
   float dw_act_scale;   // the depthwise convolution (VKQC_DWPW): its input,
   int dw_act_zero_point;
   uint dw_flags;        // bias, relu / relu6,
@@ -139,6 +176,17 @@ void channel_constants(uvec4 n, out ivec4 wsum, out vec4 sw, out vec4 bias) {
                                CWORD(BIAS_OFF + n.w)));
 }
 
+// A channel's output value (before the output quantization) from its int32 sum. (Scalars: with
+// the vectors and a component index, the NVIDIA compiler kept the depthwise-fused kernels' vectors
+// in memory, 0.5-0.7 us a layer.)
+float channel_value(int acc, int wsum, float sw, float bias) {
+  float v = float(acc - pc.act_zero_point * wsum) * (pc.act_scale * sw);
+  if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += bias;
+  if ((pc.flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
+  if ((pc.flags & LINEAR_FLAG_RELU6) != 0u) v = clamp(v, 0.0, 6.0);
+  return v;
+}
+
 // One output row's epilogue: 4 channels of row m from their int32 sums.
 void finish_row(uint m, uint w4, ivec4 acc, ivec4 wsum, vec4 sw, vec4 bias) {
 #ifdef VKQC_OUT_Q8
@@ -151,10 +199,7 @@ void finish_row(uint m, uint w4, ivec4 acc, ivec4 wsum, vec4 sw, vec4 bias) {
   [[unroll]] for (uint c = 0u; c < 4u; ++c) {
     const uint ch = w4 * 4u + c;
     if (ch >= N) break;
-    float v = float(acc[c] - pc.act_zero_point * wsum[c]) * (pc.act_scale * sw[c]);
-    if ((pc.flags & LINEAR_FLAG_BIAS) != 0u) v += bias[c];
-    if ((pc.flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
-    if ((pc.flags & LINEAR_FLAG_RELU6) != 0u) v = clamp(v, 0.0, 6.0);
+    const float v = channel_value(acc[c], wsum[c], sw[c], bias[c]);
 #ifdef VKQC_OUT_Q8
     const uint q = quantize_byte(v, pc.out_inv_scale, pc.out_zero_point);
     word |= q << (8u * c);
@@ -244,6 +289,97 @@ void main() {
     for (uint l = 1u; l < L; ++l) acc += red[t + l];
   }
   if (live && m0 + p < M) finish_row(m0 + p, w4, acc, wsum, sw, bias);
+}
+#elif defined(VKQC_POOL)
+void main() {
+  const uint NW = (N + 3u) / 4u, t = gl_LocalInvocationID.x;
+  const uint slices = (NW + NS - 1u) / NS, g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint nb = g / slices, w0 = (g % slices) * NS;
+  const uint lane = t % L, o = (t / L) % NS, slot = t / (L * NS);
+  const uint w4 = min(w0 + o, NW - 1u);
+  const bool live = w0 + o < NW;
+  const uvec4 n = min(uvec4(w4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(N - 1u));
+  ivec4 wsum;
+  vec4 sw, bias;
+  channel_constants(n, wsum, sw, bias);
+  ivec4 pooled = ivec4(0);  // the sum of this slot's pixels' output codes
+  for (uint r = 0u; r < (HW + PP - 1u) / PP; ++r) {
+    const uint p = slot + r * PP, m = nb * HW + min(p, HW - 1u);
+    ivec4 acc = ivec4(0);
+    for (uint u = lane; u < KU; u += L) {
+      const uvec4 xu = xq4[m * (K4P / 4u) + u];
+      acc += ivec4(dot16(xu, cw4[n.x * (KW / 4u) + u]), dot16(xu, cw4[n.y * (KW / 4u) + u]),
+                   dot16(xu, cw4[n.z * (KW / 4u) + u]), dot16(xu, cw4[n.w * (KW / 4u) + u]));
+    }
+    if (L > 1u) {
+      red[t] = acc;
+      barrier();
+      for (uint l = 1u; l < L; ++l) acc += red[t - lane + l];
+      barrier();  // before the next round's partial sums
+    }
+    if (p < HW)
+      [[unroll]] for (uint c = 0u; c < 4u; ++c)
+        pooled[c] += bitfieldExtract(int(quantize_byte(channel_value(acc[c], wsum[c], sw[c], bias[c]), pc.out_inv_scale,
+                                                       pc.out_zero_point)), 0, 8);
+  }
+  red[t] = pooled;
+  barrier();
+  if (lane != 0u || slot != 0u || !live) return;
+  for (uint s = 1u; s < PP; ++s) pooled += red[t + s * L * NS];
+  uint word = 0u;
+  [[unroll]] for (uint c = 0u; c < 4u; ++c)
+    if (w4 * 4u + c < N)
+      word |= avg_pool_byte(pooled[c], int(HW), pc.out_scale, pc.out_zero_point, pc.sum_inv_scale, pc.sum_zero_point)
+              << (8u * c);
+  yq[nb * N4P + w4] = word;
+}
+#elif defined(VKQC_GATHER)
+// Byte k of GEMM row m, the one im2col_i8.comp writes. Every tap is loaded (clamped into the
+// image) and padded ones replaced, so the loads need not wait on branches.
+uint gather_byte(uint m, uint k) {
+  if (k >= GKH * GKW * GC) return 0u;  // K padding: the weights are zero there
+  const uint c = k % GC, t = k / GC, kw = t % GKW, kh = t / GKW;
+  const uint ow = m % GOW, oh = (m / GOW) % GOH, nb = m / (GOW * GOH);
+  const int ih = int(oh * GSH + kh * GDH) - int(GPT), iw = int(ow * GSW + kw * GDW) - int(GPL);
+  const bool in_image = ih >= 0 && iw >= 0 && ih < int(GH) && iw < int(GW);
+  const uint pixel = (nb * GH + uint(clamp(ih, 0, int(GH) - 1))) * GW + uint(clamp(iw, 0, int(GW) - 1));
+#ifdef VKQC_GATHER_F32
+  const uint b = quantize_byte(xf[pixel * GC + c], pc.in_inv_scale, pc.act_zero_point);
+#else
+  const uint b = (xg[pixel * GC4P + c / 4u] >> (8u * (c % 4u))) & 0xFFu;
+#endif
+  return in_image ? b : uint(pc.act_zero_point) & 0xFFu;
+}
+
+void main() {
+  const uint NW = (N + 3u) / 4u, chunks = (NW + GWPI - 1u) / GWPI;
+  const uint i = gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x) + gl_GlobalInvocationID.x;
+  const uint m = i / chunks, wb = (i % chunks) * GWPI;
+  if (m >= M) return;  // one lane: no barrier
+  uvec4 xr[4];  // KU <= 4
+  [[unroll]] for (uint u = 0u; u < 4u; ++u) {
+    xr[u] = uvec4(0u);
+    if (u < KU)
+      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+        const uint k = (u * 4u + j) * 4u;
+        xr[u][j] = gather_byte(m, k) | (gather_byte(m, k + 1u) << 8) | (gather_byte(m, k + 2u) << 16) |
+                   (gather_byte(m, k + 3u) << 24);
+      }
+  }
+  for (uint wi = 0u; wi < GWPI; ++wi) {
+    const uint w4 = wb + wi;
+    if (w4 >= NW) break;
+    const uvec4 n = min(uvec4(w4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(N - 1u));
+    ivec4 wsum;
+    vec4 sw, bias;
+    channel_constants(n, wsum, sw, bias);
+    ivec4 acc = ivec4(0);
+    [[unroll]] for (uint u = 0u; u < 4u; ++u)
+      if (u < KU)
+        acc += ivec4(dot16(xr[u], cw4[n.x * (KW / 4u) + u]), dot16(xr[u], cw4[n.y * (KW / 4u) + u]),
+                     dot16(xr[u], cw4[n.z * (KW / 4u) + u]), dot16(xr[u], cw4[n.w * (KW / 4u) + u]));
+    finish_row(m, w4, acc, wsum, sw, bias);
+  }
 }
 #else
 void main() {

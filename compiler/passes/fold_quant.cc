@@ -62,7 +62,7 @@ FoldPlan FoldQuantization(ir::Graph& g) {
         c.inputs[0] = x;
         c.conv2d.input_quant = *yt.quant;
         c.conv2d.input_quant.scheme = ir::Scheme::Q8TA;
-        plan.folded[qi] = "folded into " + name(readers[y][0]) + ", whose im2col quantizes its float input";
+        plan.folded[qi] = "folded into " + name(readers[y][0]) + ", which quantizes its float input as it gathers its im2col rows";
         continue;
       }
     }

@@ -19,6 +19,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
   p.rope_k.assign(n, -1);
   p.conv_add.assign(n, -1);
   p.conv_dw.assign(n, -1);
+  p.conv_pool.assign(n, -1);
   std::vector<int> producer(g.tensors.size(), -1);
   std::vector<std::vector<int>> consumers(g.tensors.size());
   for (size_t i = 0; i < n; ++i) {
@@ -74,6 +75,15 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
         p.conv_add[size_t(i)] = int(j);
         break;
       }
+    } else if (conv::IsInt8GlobalAvgPool(g, op)) {
+      const int y = op.inputs[0], i = producer[size_t(y)];
+      if (i < 0 || p.emitted_by[size_t(i)] >= 0 || consumers[size_t(y)].size() != 1 || is_output(y)) continue;
+      const ir::Op& c = g.ops[size_t(i)];
+      if (!conv::IsPointwise(g, c) || g.tensors[size_t(c.inputs[0])].dtype != ir::DType::I8 ||
+          g.tensors[size_t(y)].dtype != ir::DType::I8 || p.conv_add[size_t(i)] >= 0)
+        continue;
+      p.emitted_by[j] = i;
+      p.conv_pool[size_t(i)] = int(j);
     } else if (op.type == ir::OpType::Mul) {
       const int a = op.inputs[0], i = producer[size_t(a)];
       if (i < 0 || g.ops[size_t(i)].type != ir::OpType::Silu || p.emitted_by[size_t(i)] >= 0) continue;

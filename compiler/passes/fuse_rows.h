@@ -11,6 +11,10 @@
 //  - an int8 depthwise `conv2d` whose output only a pointwise int8 `conv2d` reads is computed by
 //    that convolution: into shared memory, once per workgroup, by its rows kernel (VKQC_DWPW), or as a
 //    first dispatch of its layer where that kernel is not taken;
+//  - an int8 global average pool whose input only a pointwise int8 `conv2d` writes and only it
+//    reads is computed by that convolution: its rows kernel (VKQC_POOL) pools each image's output
+//    codes as it computes them and writes only the pool's output; otherwise a second dispatch of
+//    its layer;
 //  - the two `rope` ops whose outputs only an `attention` reads (its q and k, same attributes and
 //    position) run with its KV-cache append as one dispatch (rope_append.comp), where the target
 //    allows its 8 storage buffers per stage (the position is a uniform buffer).
@@ -31,11 +35,12 @@
 namespace vkqc {
 
 struct FusePlan {
-  std::vector<int> emitted_by;  // per op: the op whose dispatch computes it (a later one; an earlier conv for an add), or -1
+  std::vector<int> emitted_by;  // per op: the op whose dispatch computes it (a later one; an earlier conv for an add or a pool), or -1
   std::vector<int> row_input;   // per op: the fused op it computes first (add for rms_norm, silu for mul), or -1
   std::vector<int> rope_q, rope_k;  // per attention op: the rope ops it runs with its append, or -1
   std::vector<int> conv_add;        // per conv2d op: the int8 add it computes, or -1
   std::vector<int> conv_dw;         // per pointwise conv2d op: the depthwise conv2d it computes first, or -1
+  std::vector<int> conv_pool;       // per pointwise conv2d op: the global average pool it computes, or -1
   bool empty() const;
 };
 

@@ -304,7 +304,7 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
     if (const int by = in_.fuse.emitted_by[i]; by >= 0) {  // computed by another op's dispatch (fuse_rows.h)
       // The sum and the rotated rows are written; silu's output is not; a depthwise convolution's
       // only where its pointwise reader runs it as a dispatch of its own (its layer says).
-      const bool written = op.type == ir::OpType::Add || op.type == ir::OpType::Rope;
+      const bool written = op.type == ir::OpType::Add || op.type == ir::OpType::Rope || op.type == ir::OpType::AvgPool2d;
       const bool conv = op.type == ir::OpType::Conv2d;
       pl.variant = written || conv ? "fused" : "folded";
       pl.reason = std::string(written ? "computed and written by" : "computed by") + " '" + g.ops[size_t(by)].name +

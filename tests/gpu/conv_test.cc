@@ -129,6 +129,10 @@ void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed, const Con
   if (force.rows) {
     EXPECT_EQ(rows, *force.rows && gemm) << li.variant;
   }
+  // The rows kernel gathers an im2col'd layer's rows itself where K fits its registers.
+  if (rows && variant.rfind("conv2d_im2col_", 0) == 0) {
+    EXPECT_EQ(variant.find("_gather") != std::string::npos, cc.k * cc.k * cc.c <= conv::kGatherMaxK) << variant;
+  }
   auto want = ref::RunGraphDetailed(g, {{"x", xf}}, {});
   ASSERT_TRUE(want.ok()) << want.error().message;
   const auto& w = want->outputs.at("y");
@@ -189,7 +193,8 @@ TEST(Conv2d, MatchesReferenceDirectAndIm2colForced) {
 // on and off, int8 dot products and int8 products, on the test profile (on lavapipe: one lane per
 // output word) and on android-16 (lanes splitting K: up to 32 at K = 1000): 1, 3, 17 and 70 rows, K
 // of 13 to 1000 (not multiples of 16), 7 to 83 output channels (not multiples of 4), and 12769 rows
-// (4 rows per invocation, 12769 = 4 * 3192 + 1: the last invocation has one).
+// (4 rows per invocation, 12769 = 4 * 3192 + 1: the last invocation has one); im2col'd layers with
+// K <= 64 have their rows gathered by the kernel (VKQC_GATHER, float inputs quantized per tap).
 TEST(Conv2d, RowsKernelMatchesReference) {
   const ConvCase cases[] = {
       // n, h, w, c, cout, k, stride, dilation, pad, depthwise, groups, x_int8, out_q8, act
@@ -201,6 +206,14 @@ TEST(Conv2d, RowsKernelMatchesReference) {
       {1, 11, 13, 20, 36, 5, 1, 2, 3, false, 1, true, true, ir::Activation::None},  // im2col, K = 500
       {1, 113, 113, 24, 48, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6},  // 4 rows per invocation
       {1, 113, 113, 16, 83, 1, 1, 1, 0, false, 1, true, false, ir::Activation::None},
+      // gathered by the kernel (K <= 64): int8 input with stride, dilation and padding; K = 64
+      // exactly; K = 72 (im2col); 12544 rows x 21 words (android-16: 6 words per invocation, the
+      // last of each row's 4 invocations 3)
+      {1, 13, 11, 5, 30, 3, 2, 2, 2, false, 1, true, true, ir::Activation::Relu},
+      {2, 9, 9, 7, 83, 3, 1, 1, 1, false, 1, false, false, ir::Activation::None},
+      {1, 10, 10, 4, 9, 4, 1, 1, 2, false, 1, true, true, ir::Activation::None},
+      {1, 10, 10, 8, 9, 3, 1, 1, 1, false, 1, true, true, ir::Activation::None},
+      {1, 224, 224, 3, 83, 3, 2, 1, 1, false, 1, false, true, ir::Activation::Relu6},
   };
   uint32_t seed = 140;
   for (const char* profile : {"", "android-16"})
@@ -486,6 +499,103 @@ TEST(Dequantize, PerTensorAndPerToken) {
     ASSERT_TRUE(want.ok()) << want.error().message;
     for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want->at("y")[i]) << ir::SchemeName(scheme) << " " << i;
   }
+}
+
+// An int8 global average pool that only reads a pointwise convolution's output is computed by
+// the convolution (fuse_rows.cc): in its rows kernel (VKQC_POOL: each image's output codes summed
+// per workgroup, only the pool's output written) or, with kept intermediates or on the linear
+// family's GEMM, as a second dispatch of its layer. 1 to 150 pixels per image (150: two rounds of
+// 128 slots), batch 2, K of 13 to 1000 (lanes on GPU profiles), output channels not multiples of
+// 4; a pool whose kernel is the map (not flagged global) too; not fused where the convolution's
+// output is also a graph output. Against the reference of the graph as written (1 LSB), and the
+// in-kernel and second-dispatch programs bit for bit.
+TEST(Conv2d, GlobalPoolComputedByTheConvolution) {
+  struct Case {
+    int64_t n, h, w, c, cout;
+    bool global_flag, second_reader;
+  };
+  const Case cases[] = {
+      {1, 7, 7, 320, 1280, true, false}, {2, 7, 7, 40, 30, true, false},   {1, 1, 1, 13, 7, true, false},
+      {1, 10, 15, 100, 83, true, false}, {1, 3, 3, 1000, 12, false, false}, {1, 5, 5, 24, 16, true, true},
+  };
+  uint32_t seed = 500;
+  for (const Case& cc : cases)
+    for (const char* profile : {"", "android-16", "android-baseline-2022"}) {
+      std::ostringstream where;
+      where << cc.n << "x" << cc.h << "x" << cc.w << "x" << cc.c << " -> " << cc.cout
+            << (cc.global_flag ? " global" : " kernel = map") << (cc.second_reader ? " + conv output " : " ")
+            << profile;
+      SCOPED_TRACE(where.str());
+      // x -> pointwise (relu6, q8to) -> y -> avg pool -> p
+      ir::Graph g = MakeConv({cc.n, cc.h, cc.w, cc.c, cc.cout, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6},
+                             seed++);
+      g.tensors.push_back({"p", {cc.n, 1, 1, cc.cout}, ir::DType::I8, ir::Quant{ir::Scheme::Q8TO, {0.02f}, {-30}, 0, 0}, {}});
+      ir::Op pool = gpu_test::MakeOp("pool", ir::OpType::AvgPool2d, {3}, {4});
+      pool.pool.global = cc.global_flag;
+      if (!cc.global_flag) {
+        pool.pool.kernel[0] = int32_t(cc.h);
+        pool.pool.kernel[1] = int32_t(cc.w);
+      }
+      pool.pool.output_quant = *g.tensors[4].quant;
+      g.ops.push_back(pool);
+      g.outputs = {4};
+      if (cc.second_reader) g.outputs.push_back(3);
+      auto p = LoadProfile(*profile ? profile : gpu_test::TestProfile());
+      ASSERT_TRUE(p.ok());
+      std::mt19937 rng(seed++);
+      std::vector<float> xf(size_t(cc.n * cc.h * cc.w * cc.c));
+      std::vector<uint8_t> input;
+      for (auto& v : xf) {
+        v = float(int(rng() % 256) - 128);
+        input.push_back(uint8_t(int8_t(v)));
+      }
+      std::vector<std::vector<uint8_t>> outs;
+      std::vector<std::string> conv_variants;
+      for (int mode = 0; mode < 3; ++mode) {  // default, kept intermediates, the linear family's GEMM
+        CompileOptions o;
+        o.keep_intermediates = mode == 1;
+        if (mode == 2) o.conv.rows = false;
+        auto bundle = CompileGraph(g, *p, o, 0);
+        ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+        gpu_test::Loaded guard;
+        ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, input.data(), input.size(), &guard));
+        gpu_test::ExpectNoValidationMessages(where.str());
+        vkqc_tensor_info info;
+        vkqc_model_output_info(guard.model, 0, 0, &info);
+        outs.emplace_back(info.size_bytes);
+        ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, outs.back().data(), outs.back().size()), VKQC_OK);
+        for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
+          vkqc_layer_info li;
+          vkqc_model_layer_info(guard.model, 0, l, &li);
+          if (std::string(li.name) == "pool") {
+            EXPECT_EQ(std::string(li.variant) == "fused", !cc.second_reader) << li.variant;
+          }
+          if (std::string(li.name) == "conv") conv_variants.push_back(li.variant);
+        }
+      }
+      ASSERT_EQ(conv_variants.size(), 3u);
+      EXPECT_EQ(conv_variants[0].find("_rows_pool") != std::string::npos, !cc.second_reader) << conv_variants[0];
+      EXPECT_EQ(conv_variants[1].find("_pool"), std::string::npos) << "kept intermediates: " << conv_variants[1];
+      EXPECT_EQ(conv_variants[2].find("_rows"), std::string::npos) << "linear GEMM: " << conv_variants[2];
+      EXPECT_EQ(outs[0], outs[1]) << "the pool in the kernel and as a second dispatch differ";
+      auto want = ref::RunGraphDetailed(g, {{"x", xf}}, {});
+      ASSERT_TRUE(want.ok()) << want.error().message;
+      const auto& w = want->outputs.at("p");
+      for (int mode = 0; mode < 3; ++mode) {
+        ASSERT_EQ(outs[size_t(mode)].size(), w.size());
+        int bad = 0, distinct = 0;
+        for (size_t i = 0; i < w.size(); ++i) {
+          distinct += i > 0 && w[i] != w[i - 1];
+          if (std::abs(int(int8_t(outs[size_t(mode)][i])) - int(w[i])) > 1 && ++bad <= 5)
+            ADD_FAILURE() << "mode " << mode << ": p[" << i << "] = " << int(int8_t(outs[size_t(mode)][i]))
+                          << ", reference " << w[i];
+        }
+        EXPECT_EQ(bad, 0) << "mode " << mode;
+        if (w.size() > 4) {
+          EXPECT_GT(distinct, int(w.size() / 4)) << "the check sees real averages, not a constant";
+        }
+      }
+    }
 }
 
 }  // namespace

@@ -138,27 +138,34 @@ linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64
   return d;
 }
 
-linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsChoice& rows, bool int_dot,
-                                    const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
-                                    uint32_t flags, const FusedAdd* fused, const DepthwiseInput* dw,
-                                    const TargetProfile& p) {
+linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p) {
+  const int64_t m = l.m, k = l.k, n = l.n;
+  const DepthwiseInput* dw = l.dw;
+  const GatherInput* gather = l.gather;
+  const PoolInput* pool = l.pool;
+  const linear::PackedLinear& pk = *l.packed;
   linear::DispatchParams d;
   d.shader = {"conv_rows_i8.comp", {}};
   if (dw) d.shader.defines.push_back("VKQC_DWPW");
-  if (int_dot) d.shader.defines.push_back("VKQC_INT_DOT");
-  if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
-  if (fused) d.shader.defines.push_back("VKQC_RESIDUAL");
-  if (fused && fused->keep_conv_output) d.shader.defines.push_back("VKQC_KEEP");
-  const uint32_t lanes = dw ? dw->choice.lanes : rows.lanes, rpt = dw ? 1 : rows.rows_per_invocation;
+  if (gather) d.shader.defines.push_back("VKQC_GATHER");
+  if (gather && gather->quantize) d.shader.defines.push_back("VKQC_GATHER_F32");
+  if (pool) d.shader.defines.push_back("VKQC_POOL");
+  if (l.int_dot) d.shader.defines.push_back("VKQC_INT_DOT");
+  if (l.out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
+  if (l.fused) d.shader.defines.push_back("VKQC_RESIDUAL");
+  if (l.fused && l.fused->keep_conv_output) d.shader.defines.push_back("VKQC_KEEP");
+  const uint32_t lanes = dw ? dw->choice.lanes : pool ? pool->lanes : gather ? 1 : l.rows.lanes;
+  const uint32_t rpt = dw || gather || pool ? 1 : l.rows.rows_per_invocation;
   if (rpt > 1) d.shader.defines.push_back("VKQC_RPT=" + std::to_string(rpt));
   d.local_size[0] = dw ? dw->choice.workgroup : Local(p);
   d.local_size[1] = d.local_size[2] = 1;
-  const uint32_t red = lanes > 1 ? d.local_size[0] : 1;
+  const uint32_t red = lanes > 1 || pool ? d.local_size[0] : 1;
   d.spec = {{0, d.local_size[0]}, {1, uint32_t(m)},           {2, uint32_t(n)},
             {3, uint32_t((k + 15) / 16)}, {4, linear::PackedK4(k)}, {5, pk.kw},
             {6, pk.scale_off},    {7, pk.wsum_off},           {8, pk.bias_off},
             {9, linear::PackedK4(n)}, {10, lanes},             {11, red}};
   d.shared_memory_bytes = red * 16;
+  const uint64_t words = (uint64_t(n) + 3) / 4;
   if (dw) {
     const ConvGeometry& g = dw->geometry;
     const uint32_t px = dw->choice.pixels, units = uint32_t((k + 15) / 16);
@@ -168,12 +175,27 @@ linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsC
                           dw->packed->bias_off, uint32_t(g.c), px, px * units, dw->choice.words};
     for (uint32_t i = 0; i < 20; ++i) d.spec.push_back({12 + i, v[i]});
     d.shared_memory_bytes += px * units * 16;
-    const uint64_t slices = ((uint64_t(n) + 3) / 4 + dw->choice.words - 1) / dw->choice.words;
+    const uint64_t slices = (words + dw->choice.words - 1) / dw->choice.words;
     linear::SplitGroups((uint64_t(m) + px - 1) / px * slices, p.max_compute_work_group_count[0], d.group_count);
     d.group_count[2] = 1;
+  } else if (pool) {
+    d.spec.push_back({12, uint32_t(pool->pixels)});
+    d.spec.push_back({13, pool->words});
+    d.spec.push_back({14, pool->slots});
+    linear::SplitGroups(uint64_t(m / pool->pixels) * ((words + pool->words - 1) / pool->words),
+                        p.max_compute_work_group_count[0], d.group_count);
+    d.group_count[2] = 1;
+  } else if (gather) {
+    const ConvGeometry& g = gather->geometry;
+    const uint32_t v[] = {uint32_t(g.h),  uint32_t(g.w),  uint32_t(g.c),  linear::PackedK4(g.c), uint32_t(g.kh),
+                          uint32_t(g.kw), uint32_t(g.sh), uint32_t(g.sw), uint32_t(g.pt),        uint32_t(g.pl),
+                          uint32_t(g.dh), uint32_t(g.dw), uint32_t(g.oh), uint32_t(g.ow),        gather->words};
+    for (uint32_t i = 0; i < 15; ++i) d.spec.push_back({12 + i, v[i]});
+    Grid(uint64_t(m) * ((words + gather->words - 1) / gather->words), p, d);
   } else {
-    Grid(uint64_t((m + rpt - 1) / rpt) * uint64_t((n + 3) / 4) * lanes, p, d);
+    Grid(uint64_t((m + rpt - 1) / rpt) * words * lanes, p, d);
   }
+  const linear::LinearConsts& lc = l.consts;
   struct {
     float act_scale;
     int32_t act_zero_point;
@@ -184,16 +206,23 @@ linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsC
     int32_t res_zero_point;
     float sum_inv_scale;
     int32_t sum_zero_point;
-    uint32_t sum_flags, reserved;
+    uint32_t sum_flags;
+    float in_inv_scale;
     float dw_act_scale;
     int32_t dw_act_zero_point;
     uint32_t dw_flags;
     float dw_out_inv_scale;
     int32_t dw_out_zero_point;
     uint32_t reserved1[3];
-  } push{lc.act_scale, lc.act_zero_point, flags, 1.0f / lc.out_scale, lc.out_zero_point, 1, 1, 0, 1, 0, 0, 0,
-         1,            0,                 0,     1,                    0,                {0, 0, 0}};
+  } push{lc.act_scale, lc.act_zero_point, l.flags, 1.0f / lc.out_scale, lc.out_zero_point, 1, 1, 0, 1, 0, 0, 1,
+         1,            0,                 0,       1,                    0,                {0, 0, 0}};
   static_assert(sizeof(push) == 80);
+  if (gather && gather->quantize) push.in_inv_scale = 1.0f / lc.act_scale;  // as Im2colDispatch
+  if (pool) {  // as PoolDispatch
+    push.out_scale = pool->pool.scale_a;
+    push.sum_inv_scale = 1.0f / pool->pool.out_scale;
+    push.sum_zero_point = pool->pool.out_zero_point;
+  }
   if (dw) {
     push.dw_act_scale = dw->consts.act_scale;
     push.dw_act_zero_point = dw->consts.act_zero_point;
@@ -201,7 +230,7 @@ linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsC
     push.dw_out_inv_scale = 1.0f / dw->consts.out_scale;
     push.dw_out_zero_point = dw->consts.out_zero_point;
   }
-  if (fused) {
+  if (const FusedAdd* fused = l.fused) {
     push.out_scale = fused->add.scale_b;
     push.res_scale = fused->add.scale_a;
     push.res_zero_point = fused->add.zero_point_a;
@@ -274,6 +303,15 @@ bool IsInt8Depthwise(const ir::Graph& g, const ir::Op& op) {
   const ir::Tensor& w = g.tensors[size_t(op.inputs[1])];
   return x.dtype == ir::DType::I8 && g.tensors[size_t(op.outputs[0])].dtype == ir::DType::I8 &&
          op.conv2d.groups > 1 && op.conv2d.groups == x.shape[3] && op.conv2d.groups == w.shape[0];
+}
+
+bool IsInt8GlobalAvgPool(const ir::Graph& g, const ir::Op& op) {
+  if (op.type != ir::OpType::AvgPool2d) return false;
+  const ir::Tensor& x = g.tensors[size_t(op.inputs[0])];
+  const ir::Pool2dAttrs& a = op.pool;
+  const bool whole = a.global || (a.kernel[0] == x.shape[1] && a.kernel[1] == x.shape[2] && a.padding[0] == 0 &&
+                                  a.padding[1] == 0 && a.padding[2] == 0 && a.padding[3] == 0);
+  return whole && x.dtype == ir::DType::I8 && g.tensors[size_t(op.outputs[0])].dtype == ir::DType::I8;
 }
 
 AddParams Int8AddParams(const ir::Graph& g, const ir::Op& add) {

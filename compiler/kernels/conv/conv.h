@@ -47,6 +47,9 @@ ConvChoice SelectConv(const ConvGeometry& g, int64_t cout, int64_t groups, const
 // depthwise one (groups = input channels = output channels): what the passes' rules look for.
 bool IsPointwise(const ir::Graph& g, const ir::Op& conv);
 bool IsInt8Depthwise(const ir::Graph& g, const ir::Op& conv);
+// An int8 -> int8 average pool over each image's whole map (global, or a kernel of the map's size
+// without padding).
+bool IsInt8GlobalAvgPool(const ir::Graph& g, const ir::Op& pool);
 
 // Elementwise add of [rows][c] tensors: int8 (per-tensor parameters each, q8to output) or f32.
 struct AddParams {
@@ -99,12 +102,51 @@ struct DepthwiseInput {
   uint32_t flags = 0;              // its bias / relu / relu6
   DwpwChoice choice;
 };
-// Bindings: x (with `dw`: the depthwise convolution's input), w, y (the sum with `fused`), [the
-// add's other operand, [the convolution's own output when kept]], [the depthwise weights].
-linear::DispatchParams RowsDispatch(int64_t m, int64_t k, int64_t n, const RowsChoice& rows, bool int_dot,
-                                    const linear::PackedLinear& pk, bool out_q8, const linear::LinearConsts& lc,
-                                    uint32_t flags, const FusedAdd* fused, const DepthwiseInput* dw,
-                                    const TargetProfile& p);
+// An im2col'd layer whose rows the rows kernel gathers from the convolution's input itself
+// (conv_rows_i8.comp's VKQC_GATHER: no im2col pass, no columns in memory): K <= kGatherMaxK (the
+// row's bytes live in registers), one lane; `words` output words per invocation share one gather
+// of the row. The input is packed int8 pixels, or (`quantize`) the float input the convolution
+// quantizes per tensor (its input_quant), each tap quantized as it is gathered.
+constexpr int64_t kGatherMaxK = 64;
+struct GatherInput {
+  bool use = false;
+  ConvGeometry geometry;
+  bool quantize = false;
+  uint32_t words = 1;
+  std::string reason;
+};
+GatherInput SelectGather(const ConvGeometry& g, int64_t n, const RowsChoice& rows, const TargetProfile& p);
+
+// A pointwise layer that computes the int8 global average pool that only reads it
+// (passes/fuse_rows.cc), conv_rows_i8.comp's VKQC_POOL: a workgroup takes one image and `words`
+// output words; its `slots` pixel slots (`lanes` lanes each) compute the image's output codes,
+// `slots` pixels per round, and their sums give the pooled words. `pool` holds the pool's input
+// (this layer's output) and output parameters.
+struct PoolInput {
+  bool use = false;
+  int64_t pixels = 1;  // per image
+  uint32_t lanes = 1, words = 1, slots = 1;
+  AddParams pool;  // scale_a / zero_point_a: the input's; out_*: the output's
+  std::string reason;
+};
+PoolInput SelectPool(int64_t pixels, int64_t k, int64_t n, const TargetProfile& p);
+
+// One dispatch of the rows kernel. Bindings: x (with `dw`: the depthwise convolution's input;
+// with `gather`: the convolution's input), w, y (the sum with `fused`, the pool's output with `pool`), [the add's other operand,
+// [the convolution's own output when kept]], [the depthwise weights].
+struct RowsLayer {
+  int64_t m = 1, k = 1, n = 1;
+  RowsChoice rows;
+  bool int_dot = false, out_q8 = false;
+  const linear::PackedLinear* packed = nullptr;
+  linear::LinearConsts consts;
+  uint32_t flags = 0;
+  const FusedAdd* fused = nullptr;
+  const DepthwiseInput* dw = nullptr;
+  const GatherInput* gather = nullptr;
+  const PoolInput* pool = nullptr;
+};
+linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p);
 
 // Packed input [N*H*W][PackedK4(C)] words -> packed columns [rows][PackedK4(K)] words; with
 // `quantize_scale`, a float input [N*H*W][C] quantized per tensor (scale, input_zero_point) per tap.

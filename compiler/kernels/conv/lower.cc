@@ -165,6 +165,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const int dwi = ctx.fuse().conv_dw[i];
   DepthwiseInput dw = dwi >= 0 ? DepthwiseOf(ctx, size_t(dwi)) : DepthwiseInput{};
   bool dw_in_kernel = false;
+  // The global average pool that reads this layer's output, computed by this layer.
+  const int pool = ctx.fuse().conv_pool[i];
+  PoolInput pin;
   const std::string in_name = weight_only ? "f32" : "q8ta";
   if (c.choice.algo == ConvAlgo::Direct) {
     ctx.Dispatch(DirectDispatch(geo, cout, a.groups, c.direct, out_q8, lc, flags, ctx.profile(), weight_only),
@@ -178,8 +181,15 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     pl.variant = std::string("conv2d_dw_q8ta_q8csw") + (out_q8 ? "_q8to" : "") + "_direct";
     pl.reason = c.choice.reason + quant_note;
   } else {
+    RowsChoice rows;
+    if (!weight_only) rows = SelectConvRows(geo.rows(), geo.k(), cout, ctx.profile(), RowsOptions(ctx.options()));
+    GatherInput gather;
+    if (!weight_only) gather = SelectGather(geo, cout, rows, ctx.profile());
+    gather.quantize = quantize_in_im2col;
     Bind cols = x;
-    if (!geo.pointwise() && weight_only) {
+    if (gather.use) {
+      if (quantize_in_im2col) quant_note = "; the kernel quantizes the float input (q8ta) as it gathers it";
+    } else if (!geo.pointwise() && weight_only) {
       cols = ctx.Scratch(uint64_t(geo.rows()) * uint64_t(geo.k()) * 4, op.name + ".im2col");
       ctx.Dispatch(Im2colF32Dispatch(geo, ctx.profile()), {x, cols});
       cols = cols.AsRead();
@@ -204,8 +214,6 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     auto choice = linear::SelectLinear(shape, ctx.profile(), ctx.options().select);
     if (!choice.ok()) return Error{choice.error().kind, ctx.OpLabel(i) + ": " + choice.error().message};
     const std::string kind = std::string(geo.pointwise() ? "pointwise" : "im2col") + "_";
-    RowsChoice rows;
-    if (!weight_only) rows = SelectConvRows(geo.rows(), geo.k(), cout, ctx.profile(), RowsOptions(ctx.options()));
     const uint32_t buffers = ctx.profile().max_per_stage_descriptor_storage_buffers;
     if (rows.use) {
       fused_in_kernel = add >= 0 && out_q8 && add_params.zero_point_b == lc.out_zero_point &&
@@ -216,6 +224,14 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
         dw.choice = SelectDwpw(geo.k(), cout, ctx.profile());
         dw_in_kernel = dw.choice.use && !keep && buffers >= 4u + (fused_in_kernel ? 1u : 0u);
       }
+    }
+    if (pool >= 0 && rows.use && out_q8 && !keep && !dw_in_kernel) {
+      pin = SelectPool(geo.oh * geo.ow, geo.k(), cout, ctx.profile());
+      const ir::Op& po = ctx.op(size_t(pool));
+      pin.pool.scale_a = lc.out_scale;
+      pin.pool.zero_point_a = lc.out_zero_point;
+      pin.pool.out_scale = QScale(po.pool.output_quant);
+      pin.pool.out_zero_point = QZero(po.pool.output_quant);
     }
     if (dwi >= 0 && !dw_in_kernel) {
       const DepthwiseInput& d = dw;
@@ -231,13 +247,34 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
         binds[0] = ctx.Read(ctx.op(size_t(dwi)).inputs[0]);
         binds.push_back(ctx.Constants(size_t(dwi)));
       }
-      ctx.Dispatch(RowsDispatch(geo.rows(), geo.k(), cout, rows, dot, c.gemm, out_q8, lc, flags,
-                                fused_in_kernel ? &fa : nullptr, dw_in_kernel ? &dw : nullptr, ctx.profile()),
-                   binds);
+      if (pin.use) binds[2] = ctx.Write(ctx.op(size_t(pool)).outputs[0]);
+      RowsLayer rl;
+      rl.m = geo.rows();
+      rl.k = geo.k();
+      rl.n = cout;
+      rl.rows = rows;
+      rl.int_dot = dot;
+      rl.out_q8 = out_q8;
+      rl.packed = &c.gemm;
+      rl.consts = lc;
+      rl.flags = flags;
+      rl.fused = fused_in_kernel ? &fa : nullptr;
+      rl.dw = dw_in_kernel ? &dw : nullptr;
+      rl.gather = gather.use ? &gather : nullptr;
+      rl.pool = pin.use ? &pin : nullptr;
+      ctx.Dispatch(RowsDispatch(rl, ctx.profile()), binds);
       pl.variant = "conv2d_" + kind + "i8_q8csw" + (out_q8 ? "_q8to" : "") + (dot ? "_dot" : "_i32") + "_rows" +
-                   (dw_in_kernel ? "_dw" : "") + (fused_in_kernel ? "_add" : "");
-      pl.reason = c.choice.reason + (dw_in_kernel ? dw.choice.reason : rows.reason) +
-                  (dot ? "; int8 dot product" : "; int8 products") + quant_note;
+                   (gather.use ? "_gather" : "") + (dw_in_kernel ? "_dw" : "") + (fused_in_kernel ? "_add" : "") +
+                   (pin.use ? "_pool" : "");
+      std::string algo = c.choice.reason;
+      const std::string cols_note = "im2col into packed int8 rows, then GEMM";
+      if (gather.use && algo.find(cols_note) != std::string::npos)
+        algo.replace(algo.find(cols_note), cols_note.size(), "im2col rows gathered by the GEMM kernel");
+      // The lanes and rows per invocation of the plain rows kernel do not apply to the other modes.
+      std::string how = rows.reason;
+      if (gather.use || pin.use) how = how.substr(0, how.find(", ")) + gather.reason;
+      if (dw_in_kernel) how = dw.choice.reason;
+      pl.reason = algo + how + (dot ? "; int8 dot product" : "; int8 products") + quant_note;
     } else {
       ctx.Dispatch(linear::LinearDispatch(shape, *choice, c.gemm, lc, ctx.profile()), {cols, w, y});
       const std::string v = choice->VariantName(shape);  // linear_i8_q8csw_..._gemm / linear_f32_...
@@ -257,6 +294,21 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     const ConvGeometry& dg = dw.geometry;
     pl.weight_bytes += ctx.ConstantBytes(size_t(dwi));
     pl.flops += 2ull * dg.rows() * dg.c * dg.kh * dg.kw;
+  }
+  if (pool >= 0) {
+    const ir::Op& po = ctx.op(size_t(pool));
+    if (pin.use) {
+      pl.reason += pin.reason;
+    } else {
+      const ir::Tensor& yt = ctx.tensor(op.outputs[0]);
+      ctx.Dispatch(PoolDispatch(Geometry(ctx.graph(), po, ctx.tokens()), true, QScale(*yt.quant), QZero(*yt.quant),
+                                QScale(po.pool.output_quant), QZero(po.pool.output_quant), ctx.profile()),
+                   {ctx.Read(op.outputs[0]), ctx.Write(po.outputs[0])});
+      pl.reason += std::string("; computes the global average pool '") + po.name +
+                   "' that reads its output (a second dispatch of this layer: " +
+                   (keep ? "intermediates kept" : dw_in_kernel ? "the depthwise convolution is in the kernel"
+                                                               : "the linear family's GEMM") + ")";
+    }
   }
   if (add >= 0) {
     const ir::Op& ao = ctx.op(size_t(add));

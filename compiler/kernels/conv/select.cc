@@ -98,6 +98,50 @@ RowsChoice SelectConvRows(int64_t m, int64_t k, int64_t n, const TargetProfile& 
   return c;
 }
 
+GatherInput SelectGather(const ConvGeometry& g, int64_t n, const RowsChoice& rows, const TargetProfile& p) {
+  GatherInput c;
+  c.geometry = g;
+  if (!rows.use || g.pointwise() || g.k() > kGatherMaxK) return c;
+  c.use = true;
+  // Output words per invocation: all of a row's on CPU devices (one gather per row); one on GPUs,
+  // where the gather is cheap and the invocation's serial chain of dot products is not (H100,
+  // bench/RESULTS.md 2026-11-26 session 3: MobileNetV2's stem 10.4 us at one word, 13.6 / 14.0 /
+  // 15.9 at 2 / 4 / 8).
+  c.words = HasQuirk(p, "cpu_device") ? uint32_t((n + 3) / 4) : 1;
+  std::ostringstream why;
+  why << "; the rows gathered from the input by the kernel (K = " << g.k() << " <= " << kGatherMaxK << "), "
+      << c.words << " output word(s) per invocation";
+  c.reason = why.str();
+  return c;
+}
+
+PoolInput SelectPool(int64_t pixels, int64_t k, int64_t n, const TargetProfile& p) {
+  PoolInput c;
+  c.pixels = pixels;
+  // GPUs: one output word per workgroup, lanes splitting K with at least 4 units of 16 values
+  // each (up to 32), pixel slots the rest of the workgroup (H100, MobileNetV2's last pointwise
+  // layer, 49 pixels, K 320: 4 lanes 7.7 us, 2 / 8 lanes 8.1 / 8.2, 2 words of one lane 7.9 or of
+  // 2 lanes 10.5; with the pool dispatch it replaces, 7.5 + 4.4). CPU devices: one lane, slots for
+  // the image's pixels up to the workgroup (a power of 2), output words the rest.
+  const uint32_t wg = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  const uint64_t units = (uint64_t(k) + 15) / 16, words = (uint64_t(n) + 3) / 4;
+  if (!HasQuirk(p, "cpu_device")) {
+    while (c.lanes < 32 && c.lanes * 2 <= wg && units >= uint64_t(c.lanes) * 8) c.lanes *= 2;
+  } else {
+    uint32_t slots = 1;
+    while (slots < wg && slots < uint64_t(pixels)) slots *= 2;
+    c.words = uint32_t(std::min<uint64_t>(wg / slots, words));
+  }
+  c.slots = wg / (c.lanes * c.words);
+  c.use = true;
+  std::ostringstream why;
+  why << "; computes the global average pool that reads it: a workgroup per image and " << c.words
+      << " output word(s), " << c.slots << " pixel slot(s) x " << c.lanes << " lane(s), "
+      << (uint64_t(pixels) + c.slots - 1) / c.slots << " round(s)";
+  c.reason = why.str();
+  return c;
+}
+
 DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p) {
   DwpwChoice c;
   if (HasQuirk(p, "cpu_device")) {

@@ -298,5 +298,74 @@ TEST(SelectDwpw, LanesSlicesPixels) {
   EXPECT_EQ(cpu.reason, "a CPU device");
 }
 
+// The rows kernel gathers an im2col'd layer's rows itself where K <= 64 (not for pointwise layers,
+// nor where the rows kernel is not taken): one output word per invocation on GPUs, all of a row's
+// on CPU devices.
+TEST(SelectGather, SmallKOnly) {
+  auto h = LoadProfile("nvidia-hopper");
+  auto l = LoadProfile("lavapipe");
+  ASSERT_TRUE(h.ok() && l.ok());
+  ConvGeometry stem;  // MobileNetV2's stem: 224x224x3, 3x3 stride 2 -> 112x112, K = 27
+  stem.h = stem.w = 224;
+  stem.c = 3;
+  stem.kh = stem.kw = 3;
+  stem.sh = stem.sw = 2;
+  stem.pt = stem.pl = stem.pb = stem.pr = 1;
+  stem.oh = stem.ow = 112;
+  RowsChoice rows;
+  rows.use = true;
+  GatherInput g = SelectGather(stem, 32, rows, *h);
+  EXPECT_TRUE(g.use) << g.reason;
+  EXPECT_EQ(g.words, 1u);
+  g = SelectGather(stem, 83, rows, *l);
+  EXPECT_TRUE(g.use);
+  EXPECT_EQ(g.words, 21u) << "lavapipe: all of a row's output words";
+  ConvGeometry k64 = stem;  // 4x4x4 = 64: gathered; 3x3x8 = 72: not
+  k64.c = 4;
+  k64.kh = k64.kw = 4;
+  EXPECT_TRUE(SelectGather(k64, 9, rows, *h).use);
+  ConvGeometry k72 = stem;
+  k72.c = 8;
+  EXPECT_FALSE(SelectGather(k72, 9, rows, *h).use);
+  ConvGeometry pw;  // a pointwise layer reads its rows as they are
+  pw.c = 16;
+  EXPECT_FALSE(SelectGather(pw, 9, rows, *h).use);
+  rows.use = false;
+  EXPECT_FALSE(SelectGather(stem, 32, rows, *h).use) << "on the linear family's GEMM";
+}
+
+// The global pool computed by a pointwise layer: on GPUs one output word per workgroup, lanes with
+// at least 4 units of K each (up to 32), pixel slots the rest; on CPU devices one lane, slots for
+// the image's pixels (a power of 2), words the rest of the workgroup.
+TEST(SelectPool, LanesWordsSlots) {
+  auto h = LoadProfile("nvidia-hopper");
+  auto l = LoadProfile("lavapipe");
+  ASSERT_TRUE(h.ok() && l.ok());
+  struct Case {
+    int64_t pixels, k, n;
+    uint32_t lanes, words, slots;  // GPU
+    uint32_t cpu_words, cpu_slots;
+  };
+  const Case cases[] = {
+      {49, 320, 1280, 4, 1, 32, 2, 64},   // MobileNetV2's last pointwise layer: 20 units
+      {49, 64, 100, 1, 1, 128, 2, 64},    // 4 units: one lane
+      {49, 128, 100, 2, 1, 64, 2, 64},    // 8 units
+      {150, 1000, 12, 8, 1, 16, 1, 128},  // 63 units; 150 pixels: 10 rounds on the GPU, 2 on the CPU
+      {1, 13, 7, 1, 1, 128, 2, 64},       // one pixel, 2 words (the CPU: 128 / 1 slot, capped at 2 words)
+      {1, 10000, 4, 32, 1, 4, 1, 128},    // 625 units: 32 lanes
+  };
+  for (const Case& c : cases) {
+    PoolInput g = SelectPool(c.pixels, c.k, c.n, *h);
+    EXPECT_TRUE(g.use);
+    EXPECT_EQ(g.lanes, c.lanes) << g.reason;
+    EXPECT_EQ(g.words, c.words) << g.reason;
+    EXPECT_EQ(g.slots, c.slots) << g.reason;
+    PoolInput cpu = SelectPool(c.pixels, c.k, c.n, *l);
+    EXPECT_EQ(cpu.lanes, 1u) << cpu.reason;
+    EXPECT_EQ(cpu.words, c.cpu_words) << cpu.reason;
+    EXPECT_EQ(cpu.slots, c.cpu_slots) << cpu.reason;
+  }
+}
+
 }  // namespace
 }  // namespace vkqc::conv
