@@ -6,7 +6,10 @@
 // of LM x LN outputs, so the workgroup computes a BM x BN block (BM = WM*TM*LM, BN = WN*TN*LN).
 // K advances BKW shared words per step (64 int8 or 32 fp16 values for BKW = 16): the next step
 // is loaded from global memory into registers while this one multiplies, then stored to shared
-// rows of SAS = BKW + 4 words (the skew spreads the rows over the banks). A is staged [m][k] and
+// rows of SAS = BKW + 4 words (the skew spreads the rows over the banks). With STAGES = 2 the
+// operands have two shared buffers: a step multiplies from one while the next step is stored into
+// the other, one barrier per step (instead of a barrier before the store and one after it), and
+// the loads of the step after that are in flight during the next step's multiplies. A is staged [m][k] and
 // loaded row-major, B is staged [n][k] (the packed weight order) and loaded column-major. Rows,
 // channels and K values beyond the layer stage as zeros, and every output is bounds checked, so
 // ragged M, N and K need no special case.
@@ -57,6 +60,7 @@ layout(constant_id = 19) const uint LN = 16;
 layout(constant_id = 20) const uint LK = 32;
 layout(constant_id = 21) const uint BKW = 16;   // shared words along K per step (multiple of LK/KPW and 4)
 layout(constant_id = 22) const uint NSLOT = 2;  // int4 int path: chunk slots of weight sums/scales
+layout(constant_id = 23) const uint STAGES = 1; // shared operand buffers: 1, or 2 (one barrier per step)
 
 const uint NT = SG * WM * WN;
 const uint BM = WM * TM * LM;
@@ -90,7 +94,7 @@ const uint TILE4 = LM * LN / 4u;  // uvec4 of one 32-bit LM x LN tile
 const uint BOFF = BM * SAS4;
 const uint AB_WORDS = (BM + BN) * SAS4;
 const uint OUT_WORDS = WM * WN * TILE4;
-shared uvec4 sAB[AB_WORDS > OUT_WORDS ? AB_WORDS : OUT_WORDS];
+shared uvec4 sAB[AB_WORDS * STAGES > OUT_WORDS ? AB_WORDS * STAGES : OUT_WORDS];
 #ifdef VKQC_CM_INT
 shared int sZx[BM];                  // activation zero point of each row of the block
 #else
@@ -281,41 +285,51 @@ void main() {
   }
 #endif
 
+  // The registers' step (at K value ks) into the shared buffer at sb0.
+#if defined(VKQC_CM_INT) && defined(VKQC_WG)
+#define STORE_B(i, u, ks, sb0)                                                                    \
+  {                                                                                               \
+    const uint r = u / CPS, ch = u % CPS;                                                         \
+    sAB[(sb0) + BOFF + r * SAS4 + ch * 2u] = rb[2u * i];                                          \
+    sAB[(sb0) + BOFF + r * SAS4 + ch * 2u + 1u] = rb[2u * i + 1u];                                \
+    sSc[(((ks) / 32u + ch) % NSLOT) * BN + r] = rsc[i];                                           \
+  }
+#else
+#define STORE_B(i, u, ks, sb0) sAB[(sb0) + BOFF + (u / U4) * SAS4 + u % U4] = rb[i];
+#endif
+#define STORE(ks, sb0)                                                                            \
+  [[unroll]] for (uint i = 0u; i < A_PT; ++i) {                                                   \
+    const uint u = tid + i * NT;                                                                  \
+    if (u < A_UNITS) sAB[(sb0) + (u / U4) * SAS4 + u % U4] = ra[i];                               \
+  }                                                                                               \
+  [[unroll]] for (uint i = 0u; i < B_PT; ++i) {                                                   \
+    const uint u = tid + i * NT;                                                                  \
+    if (u < B_UNITS) STORE_B(i, u, ks, sb0)                                                       \
+  }
+
   PREFETCH(0u)
   for (uint k0 = 0u; k0 < K; k0 += BK) {
-    barrier();  // every subgroup is done with the previous step's shared tiles
-    [[unroll]] for (uint i = 0u; i < A_PT; ++i) {
-      const uint u = tid + i * NT;
-      if (u < A_UNITS) sAB[(u / U4) * SAS4 + u % U4] = ra[i];
-    }
-    [[unroll]] for (uint i = 0u; i < B_PT; ++i) {
-      const uint u = tid + i * NT;
-      if (u >= B_UNITS) continue;
-#if defined(VKQC_CM_INT) && defined(VKQC_WG)
-      const uint r = u / CPS, ch = u % CPS;
-      sAB[BOFF + r * SAS4 + ch * 2u] = rb[2u * i];
-      sAB[BOFF + r * SAS4 + ch * 2u + 1u] = rb[2u * i + 1u];
-      sSc[((k0 / 32u + ch) % NSLOT) * BN + r] = rsc[i];
-#else
-      sAB[BOFF + (u / U4) * SAS4 + u % U4] = rb[i];
-#endif
-    }
-    barrier();
-    if (k0 + BK < K) {
-      PREFETCH(k0 + BK)
+    const uint sb0 = STAGES == 2u && ((k0 / BK) & 1u) != 0u ? AB_WORDS : 0u;  // this step's buffer
+    if (STAGES == 1u || k0 == 0u) {
+      barrier();  // every subgroup is done with the previous step's shared tiles
+      STORE(k0, sb0)
+      barrier();
+      if (k0 + BK < K) {
+        PREFETCH(k0 + BK)
+      }
     }
 
     [[unroll]] for (uint s = 0u; s < SUB; ++s) {
       A_T a[TM];
       [[unroll]] for (uint i = 0u; i < TM; ++i)
-        coopMatLoadNV(a[i], sAB, (rbase + i * LM) * SAS4 + s * LK4, SAS4, false);
+        coopMatLoadNV(a[i], sAB, sb0 + (rbase + i * LM) * SAS4 + s * LK4, SAS4, false);
 #ifdef VKQC_CM_G1
       // Groups of LK values: each MulAdd is one whole group, folded at once (no int32
       // accumulators live across MulAdds: half the accumulator registers).
       const uint sb = ((k0 / 32u + s) % NSLOT) * BN + cbase;  // this group's scales
       [[unroll]] for (uint j = 0u; j < TN; ++j) {
         B_T b;
-        coopMatLoadNV(b, sAB, BOFF + (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
+        coopMatLoadNV(b, sAB, sb0 + BOFF + (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
         C_T t[TM];
         [[unroll]] for (uint i = 0u; i < TM; ++i) t[i] = coopMatMulAddNV(a[i], b, CM_ACC0);
         [[unroll]] for (int c = 0; c < idx.length(); ++c) {
@@ -326,7 +340,7 @@ void main() {
 #else
       [[unroll]] for (uint j = 0u; j < TN; ++j) {
         B_T b;
-        coopMatLoadNV(b, sAB, BOFF + (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
+        coopMatLoadNV(b, sAB, sb0 + BOFF + (cbase + j * LN) * SAS4 + s * LK4, SAS4, true);
         [[unroll]] for (uint i = 0u; i < TM; ++i) acc[i][j] = coopMatMulAddNV(a[i], b, acc[i][j]);
       }
 #endif
@@ -344,6 +358,17 @@ void main() {
           [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = CM_ACC0;
       }
 #endif
+    }
+    if (STAGES == 2u) {
+      // The next step into the other buffer (last read by the previous step, which every
+      // subgroup finished before the previous barrier), then the step after it into registers.
+      if (k0 + BK < K) {
+        STORE(k0 + BK, AB_WORDS - sb0)
+      }
+      barrier();
+      if (k0 + 2u * BK < K) {
+        PREFETCH(k0 + 2u * BK)
+      }
     }
   }
 

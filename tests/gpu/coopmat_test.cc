@@ -48,10 +48,14 @@ const TargetProfile& CoopMatProfile() {
   return p;
 }
 
-std::vector<uint8_t> CompileForced(const ir::Graph& g, bool nv = false) {
+std::vector<uint8_t> CompileForced(const ir::Graph& g, bool nv = false, bool two_buffers = false) {
   CompileOptions o;
   o.select.force_accum = Accum::CoopMat;
   o.select.cm_nv = nv;
+  if (two_buffers) {
+    o.select.cm_stages = 2;
+    o.select.cm_bkw = 16;
+  }
   auto b = CompileGraph(g, CoopMatProfile(), o, 0);
   EXPECT_TRUE(b.ok()) << b.error().message;
   return b.ok() ? *b : std::vector<uint8_t>{};
@@ -157,6 +161,7 @@ struct Combo {
   bool out_q8;
   int64_t gs;
   bool nv = false;  // VK_NV_cooperative_matrix (--coopmat-nv) instead of the KHR translation
+  bool two_buffers = false;  // int8 operands: two shared operand buffers (16 K words per step)
 };
 
 // One layer with the cooperative matrix forced, against the reference.
@@ -178,8 +183,26 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
         << " relu=" << s.relu << (c.nv ? " NV" : "");
   SCOPED_TRACE(where.str());
   const ir::Graph g = testing_graphs::MakeQLayer(s, seed);
-  const auto bundle = CompileForced(g, c.nv);
+  const auto bundle = CompileForced(g, c.nv, c.two_buffers);
   ASSERT_FALSE(bundle.empty());
+  if (c.two_buffers) {  // the selection keeps them (they fit the target)
+    linear::SelectOptions so;
+    so.force_accum = Accum::CoopMat;
+    so.cm_stages = 2;
+    so.cm_bkw = 16;
+    linear::LinearShape ls;
+    ls.m = m;
+    ls.k = k;
+    ls.n = n;
+    ls.act = c.act;
+    ls.x_int8 = c.x_int8;
+    ls.weights = c.weights;
+    ls.group_size = c.gs;
+    ls.out_q8 = c.out_q8;
+    auto sel = linear::SelectLinear(ls, CoopMatProfile(), so);
+    ASSERT_TRUE(sel.ok()) << sel.error().message;
+    EXPECT_EQ(sel->cm_stages, 2u);
+  }
 
   std::vector<float> xf;
   const std::vector<uint8_t> input = testing_graphs::QLayerInput(s, seed + 7, &xf);
@@ -282,6 +305,10 @@ const Combo kIntCombos[] = {
     {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, true, 128},
     {ir::Scheme::Q8GSW, ir::Scheme::Q8TA, true, false, 96},    // int8 input, groups straddle steps
     {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, false, 256}, // the longest group: sums up to 2^22
+    // two shared operand buffers (the fp16 path's default): two chunks per step
+    {ir::Scheme::Q8CSW, ir::Scheme::Q8TA, false, true, 0, false, true},
+    {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32, false, true},
+    {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, true, 64, false, true},  // a group per step
 };
 
 std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
@@ -290,6 +317,7 @@ std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
   if (c.gs) n += "_g" + std::to_string(c.gs);
   if (c.out_q8) n += "_q8to";
   if (c.nv) n += "_nv";
+  if (c.two_buffers) n += "_2buf";
   return n;
 }
 

@@ -65,13 +65,15 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
       v.push_back(uint32_t(x));
       start = end + 1;
     }
-    if (v.size() != 4 && v.size() != 5)
-      return UserError("--coopmat-tile must be WMxWNxTMxTN or WMxWNxTMxTNxBKW (e.g. 2x4x4x2x16), not '" + t + "'");
+    if (v.size() < 4 || v.size() > 6)
+      return UserError("--coopmat-tile must be WMxWNxTMxTN, WMxWNxTMxTNxBKW or WMxWNxTMxTNxBKWxSTAGES (e.g. "
+                       "2x4x4x2x16x2), not '" + t + "'");
     o.select.cm_wm = v[0];
     o.select.cm_wn = v[1];
     o.select.cm_tm = v[2];
     o.select.cm_tn = v[3];
-    if (v.size() == 5) o.select.cm_bkw = v[4];
+    if (v.size() >= 5) o.select.cm_bkw = v[4];
+    if (v.size() == 6) o.select.cm_stages = v[5];
   }
   if (a.Has("--gemm-shape")) {  // RMxBK4: rows per thread x K words per step of the tiled GEMM
     const std::string t = a.Get("--gemm-shape");

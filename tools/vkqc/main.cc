@@ -43,7 +43,7 @@ commands:
                                              an exact scheme (error printed per tensor)
   compile MODEL.vkqg|GRAPH.json|MODEL.gguf --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv|rows] [--force-accum dot|dequant|cm]
-          [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW]] [--gemm-shape RMxBK4]
+          [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW[xSTAGES]]] [--gemm-shape RMxBK4]
           [--gemv-max-m N] [--force-conv im2col|direct] [--force-attention rows|tiled]
           [--keep-intermediates] [--sign-key KEY]
           cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for

@@ -34,7 +34,7 @@ uint32_t LinearChoice::SharedMemoryBytes() const {
   if (accum == Accum::CoopMat) {  // shaders/linear_coopmat.comp's shared arrays
     const uint32_t bm = CmBlockM(), bn = CmBlockN();
     // The operand rows and, after the K loop, the epilogue's per-subgroup tiles share one array.
-    uint32_t b = std::max((bm + bn) * (cm_bkw / 4 + 1) * 16, cm_wm * cm_wn * cm_m * cm_n * 4);
+    uint32_t b = std::max((bm + bn) * (cm_bkw / 4 + 1) * 16 * cm_stages, cm_wm * cm_wn * cm_m * cm_n * 4);
     if (cm_int8) b += bm * 4 + cm_nslot * bn * 8;
     return b;
   }
@@ -172,7 +172,8 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     const uint32_t nt = c.Invocations();
     d.spec.insert(d.spec.begin(), {0, nt});
     for (SpecValue v : {SpecValue{13, c.cm_sg}, {14, c.cm_wm}, {15, c.cm_wn}, {16, c.cm_tm}, {17, c.cm_tn},
-                        {18, c.cm_m}, {19, c.cm_n}, {20, c.cm_k}, {21, c.cm_bkw}, {22, std::max(1u, c.cm_nslot)}})
+                        {18, c.cm_m}, {19, c.cm_n}, {20, c.cm_k}, {21, c.cm_bkw}, {22, std::max(1u, c.cm_nslot)},
+                        {23, c.cm_stages}})
       d.spec.push_back(v);
     d.local_size[0] = nt;
     d.local_size[1] = d.local_size[2] = 1;

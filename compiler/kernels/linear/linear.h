@@ -48,8 +48,8 @@ struct SelectOptions {
   bool allow_fp16 = false;  // float (weight-only) layers may use the fp16 cooperative-matrix GEMM
   bool cm_nv = false;       // use VK_NV_cooperative_matrix even where the target has the KHR one
   // Cooperative-matrix tile override (tuning): subgroups wm x wn, tiles per subgroup tm x tn,
-  // K words per step; 0 = chosen by selection.
-  uint32_t cm_wm = 0, cm_wn = 0, cm_tm = 0, cm_tn = 0, cm_bkw = 0;
+  // K words per step, shared operand buffers (1 or 2); 0 = chosen by selection.
+  uint32_t cm_wm = 0, cm_wn = 0, cm_tm = 0, cm_tn = 0, cm_bkw = 0, cm_stages = 0;
   // Tiled GEMM override (tuning): rows per thread (4 or 8) and packed K words per step (a
   // multiple of 8 dividing the layer's padded K); 0 = chosen by selection.
   uint32_t gemm_rm = 0, gemm_bk4 = 0;
@@ -88,11 +88,12 @@ struct LinearChoice {
   // Cooperative matrix (accum CoopMat, algo Gemm): cm_m x cm_n x cm_k matrix shape; a workgroup
   // of cm_wm x cm_wn subgroups of cm_sg invocations, each cm_tm x cm_tn tiles, so the block is
   // (cm_wm*cm_tm*cm_m) x (cm_wn*cm_tn*cm_n); cm_bkw shared words (4 bytes) along K per step;
+  // cm_stages shared operand buffers (2: the next step stored while this one multiplies);
   // cm_nslot chunk slots of per-group weight sums (int4 weights on the int8 path);
   // cm_pin_subgroup: pin cm_sg as the required subgroup size.
   bool cm_int8 = true;  // int8 operands (quantized activations) or fp16 (float activations)
   uint32_t cm_m = 16, cm_n = 16, cm_k = 32, cm_sg = 32, cm_wm = 2, cm_wn = 4, cm_tm = 4, cm_tn = 2,
-           cm_bkw = 16, cm_nslot = 0;
+           cm_bkw = 16, cm_stages = 1, cm_nslot = 0;
   bool cm_pin_subgroup = false;
   bool cm_khr = false;  // VK_KHR_cooperative_matrix (the NV module translated); else VK_NV_cooperative_matrix
   // GEMV at M = 1 on the int path with dq8ca activations: each workgroup quantizes the float row

@@ -78,7 +78,7 @@ std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, c
         << choice.cm_bkw * (choice.cm_int8 ? 4 : 2) << ", " << choice.cm_wm << "x" << choice.cm_wn
         << " subgroups of " << choice.cm_sg << (choice.cm_pin_subgroup ? " (pinned)" : "") << ", " << choice.cm_tm
         << "x" << choice.cm_tn << " matrices of " << choice.cm_m << "x" << choice.cm_n << "x" << choice.cm_k
-        << " each";
+        << " each" << (choice.cm_stages > 1 ? ", 2 shared operand buffers" : "");
   else if (choice.algo == Algo::Gemm)
     det << "tile " << choice.ty * choice.rm << "x" << choice.tx * choice.rn << "x" << choice.bk4 * 4
         << ", workgroup " << choice.tx << "x" << choice.ty << ", " << choice.rm << "x" << choice.rn

@@ -89,9 +89,9 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // Defaults from bench/coopmat_sweep.sh on the H100 (4096x14336; bench/RESULTS.md):
   // int8 operands: 2x4 subgroups of 4x2 tiles, 32 words (128 int8) of K per step: 331 TOPS at
   // M=512, 281 at M=128 (16 words: 222, 196); int4 weights too (groups of 128: 849 vs 930 us,
-  // session 4). fp16 operands: 4x4 subgroups of 2x4 tiles (a 128x256 block), 16 words:
-  // 109 TFLOPS at M=512 (4x4 of 2x2: 88; 2x4 of 4x2: 58). Blocks of 128x256 for int8 were slower
-  // (191 us against 183).
+  // session 4). fp16 operands: 4x4 subgroups of 2x2 tiles with two operand buffers (below; one
+  // buffer: 4x4 of 2x4, a 128x256 block, 109 TFLOPS at M=512, 4x4 of 2x2: 88; 2x4 of 4x2: 58).
+  // Blocks of 128x256 for int8 were slower (191 us against 183).
   // Grouped weights on the int8 path (int4, q8gsw; issue 15, H100 4096x14336 M=512): 4x4
   // subgroups of 2x2 tiles, 32 words: groups of 32 388 us = 155 TOPS, 128: 316 us (2x4 of 4x2:
   // 460 / 392; each MulAdd's per-group fold keeps 2x2 tiles' registers cheaper).
@@ -100,7 +100,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   c.cm_wn = o.cm_wn ? o.cm_wn : 4;
   const uint32_t tm_max = int8 && !grouped8 ? 4 : 2;
   c.cm_tm = o.cm_tm ? o.cm_tm : std::min(tm_max, s.m <= 32 ? 1u : s.m <= 64 ? 2u : 4u);  // small M: short blocks
-  c.cm_tn = o.cm_tn ? o.cm_tn : (int8 ? 32 : 64) / c.cm_n;  // 32 / 64 columns per subgroup
+  c.cm_tn = o.cm_tn ? o.cm_tn : 32 / c.cm_n;  // 32 columns per subgroup
   c.cm_bkw = o.cm_bkw ? o.cm_bkw : int8 ? 32 : 16;  // 128 / 64 bytes of K per step
   const uint32_t lkw = c.cm_k / (int8 ? 4 : 2);                   // shared words per MulAdd
   if (c.cm_bkw % 4 || c.cm_bkw % lkw || lkw % 4)
@@ -117,15 +117,25 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     const uint64_t blocks = uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) * uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN());
     if (blocks < kMinCmBlocks) c.cm_tm = c.cm_tn = 1;
   }
+  // Two shared operand buffers (one barrier per step) for fp16 operands: 4x4 subgroups of 2x2
+  // tiles, 16 words, 120.6 TFLOPS at M = 512 (4096x14336 q4gsw; one buffer: 92.8; the previous
+  // default, 2x4 tiles of one buffer: 112.3). Not for int8 operands, where they lost (groups of 32:
+  // 471.9 vs 439.4 us at 16 words, against 391.7 for one buffer of 32 words; bench/RESULTS.md
+  // 2026-11-26 session 3).
+  c.cm_stages = o.cm_stages ? o.cm_stages : int8 ? 1 : 2;
+  if (c.cm_stages != 1 && c.cm_stages != 2) return "shared operand buffers must be 1 or 2";
   c.cm_nslot = 0;
-  if (int8 && s.Grouped()) {
+  if (int8 && s.Grouped()) {  // two steps' chunks live at once with two buffers
     const uint32_t cps = c.cm_bkw / 8, gc = uint32_t(s.group_size) / 32;  // 32-value chunks
-    c.cm_nslot = (gc % cps == 0 || cps % gc == 0) ? std::max(gc, cps) : gc + cps;
+    c.cm_nslot = ((gc % cps == 0 || cps % gc == 0) ? std::max(gc, cps) : gc + cps) * c.cm_stages;
   }
   // Fit the target: fewer tiles per subgroup, then fewer subgroups.
   const uint32_t inv = std::min(p.max_compute_work_group_invocations, p.max_compute_work_group_size[0]);
   while (c.SharedMemoryBytes() > p.max_compute_shared_memory_size || c.Invocations() > inv) {
-    if (c.cm_tm > 1) c.cm_tm /= 2;
+    if (c.cm_stages > 1) {
+      c.cm_stages = 1;
+      c.cm_nslot /= 2;
+    } else if (c.cm_tm > 1) c.cm_tm /= 2;
     else if (c.cm_tn > 1) c.cm_tn /= 2;
     else if (c.cm_wn > 1) c.cm_wn /= 2;
     else if (c.cm_wm > 1) c.cm_wm /= 2;
