@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GEMV parameter sweep for one linear layer at M=1 on the local device: for each
+# GEMV parameter sweep for one linear layer at M=$TOKENS (default 1) on the local device: for each
 # THREADSxCHANNELSxUNROLL the profile's sidecar gets gemv_threads/gemv_channels/gemv_unroll,
 # the layer is compiled (--force-kernel gemv), checked against the CPU reference on a small
 # ragged layer of the same scheme, and benched; prints the layer's median µs and its fraction of
@@ -32,15 +32,15 @@ d = json.load(open(sys.argv[1])) if sys.argv[1] else {}
 d.update(gemv_threads=int(sys.argv[3]), gemv_channels=int(sys.argv[4]), gemv_unroll=int(sys.argv[5]))
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 PY
-  if ! "$VKQC" compile "$W/s/graph.json" --target "$W/p.json" --tokens 1 --force-kernel gemv -o "$W/s.vkqb" > "$W/c.out" 2>&1; then
+  if ! "$VKQC" compile "$W/s/graph.json" --target "$W/p.json" --tokens ${TOKENS:-1} --force-kernel gemv -o "$W/s.vkqb" > "$W/c.out" 2>&1; then
     echo "$cfg: $(tail -1 "$W/c.out")"; continue
   fi
   if ! "$VKQC" run "$W/s.vkqb" --reference "$W/s/graph.json" > "$W/r.out" 2>&1 || ! grep -q PASS "$W/r.out"; then
     echo "$cfg: REFERENCE CHECK FAILED"; cat "$W/r.out"; fail=1; continue
   fi
-  "$VKQC" compile "$W/g/graph.json" --target "$W/p.json" --tokens 1 --force-kernel gemv -o "$W/b.vkqb" > /dev/null 2>&1 || { echo "$cfg: compile failed"; continue; }
-  if "$VKQC" bench "$W/b.vkqb" --tokens 1 ${BENCH_OPTS:---roofline "$W/p.json"} > "$W/b.out" 2>&1; then
-    echo "$K x $N $SCHEME M=1 gemv $cfg (reference ok): $(awk '$1 ~ /^linear/ {print $3 " us, " $4 " GB/s, " $6 " of read BW"}' "$W/b.out")"
+  "$VKQC" compile "$W/g/graph.json" --target "$W/p.json" --tokens ${TOKENS:-1} --force-kernel gemv -o "$W/b.vkqb" > /dev/null 2>&1 || { echo "$cfg: compile failed"; continue; }
+  if "$VKQC" bench "$W/b.vkqb" --tokens ${TOKENS:-1} ${BENCH_OPTS:---roofline "$W/p.json"} > "$W/b.out" 2>&1; then
+    echo "$K x $N $SCHEME M=${TOKENS:-1} gemv $cfg (reference ok): $(awk '$1 ~ /^linear/ {print $3 " us, " $4 " GB/s, " $6 " of read BW"}' "$W/b.out")"
   else
     echo "$cfg: bench failed"; cat "$W/b.out"; fail=1
   fi

@@ -397,6 +397,40 @@ TEST(Int4, TunedGemvParameters) {
   g_profile_override = nullptr;
 }
 
+// Several rows per workgroup on a GPU profile (android-16): fewer threads with more units each
+// and 2 channels on the int-dot path (select.cc's rule for M > 1), at M = 2, 5 and 8, int4 with
+// the unit-group path and int8 weights, float and int8 outputs (4 channels: whole words), and the
+// dequant path (its channel count kept).
+TEST(Int4, SeveralRowsPerWorkgroupOnGpuProfiles) {
+  auto a16 = LoadProfile("android-16");
+  ASSERT_TRUE(a16.ok()) << a16.error().message;
+  g_profile_override = &*a16;
+  uint32_t seed = 950;
+  for (int64_t m : {2, 5, 8}) {
+    linear::LinearShape ls;
+    ls.m = m;
+    ls.k = 2112;
+    ls.n = 37;
+    ls.act = ir::Scheme::DQ8CA;
+    ls.weights = ir::Scheme::Q4GSW;
+    ls.group_size = 32;
+    linear::SelectOptions so;
+    so.force_algo = Algo::Gemv;
+    so.force_accum = Accum::IntDot;
+    auto sel = linear::SelectLinear(ls, *a16, so);
+    ASSERT_TRUE(sel.ok()) << sel.error().message;
+    EXPECT_EQ(sel->threads, 32u) << sel->reason;  // 66 units: 32 threads of at most 4 (3)
+    EXPECT_EQ(sel->nr, 2u) << sel->reason;
+    EXPECT_EQ(sel->mb, uint32_t(m));
+    for (ir::Scheme w : {ir::Scheme::Q4GSW, ir::Scheme::Q8CSW}) {
+      Check({w, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, m, 2112, 37, 32, seed++);
+      Check({w, ir::Scheme::Q8TA, false, true, Accum::IntDot, Algo::Gemv}, m, 1056, 20, 32, seed++);
+      Check({w, ir::Scheme::Float, false, false, Accum::Dequant, Algo::Gemv}, m, 2080, 13, 32, seed++);
+    }
+  }
+  g_profile_override = nullptr;
+}
+
 // Regression: a row stride was wrong when N % 8 == 4 in the reference system.
 TEST(Int4, OutputStrideWhenNMod8Is4) {
   for (int64_t n : {12, 20, 100})

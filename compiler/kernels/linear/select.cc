@@ -336,6 +336,18 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     why << ", " << c.threads << " threads x " << c.nr << " channels, " << c.unroll << " unit(s) in flight"
         << (p.gemv_threads || p.gemv_channels || p.gemv_unroll ? " (tuned)" : "");
     c.mb = uint32_t(std::min<int64_t>(s.m, 8));
+    // Several rows per workgroup: the reduction of mb x nr sums across the workgroup, not the
+    // weight stream, holds the time, so on GPUs fewer threads take more units each (down to 32,
+    // at most 4 units per thread) and, on the int-dot path, 2 channels. H100 (bench/RESULTS.md
+    // 2026-11-26 session 3, i8 x q4gsw g32 4096x14336, us at M = 2 / 4 / 8 / 16): 128 threads x 4
+    // channels 22.9 / 38.5 / 68.6 / 121.7, 32 x 2 14.1 / 20.6 / 40.3 / 69.8 (M = 1: 12.1);
+    // 14336x4096 M = 8: 128 x 4 44.9, 64 x 4 41.1, 32 x 4 52.0; float x q8csw 4096x14336 M = 8:
+    // 128 x 4 144.3, 64 x 4 119.4, 32 x 4 133.2, 32 x 2 163.7.
+    if (c.mb > 1 && !HasQuirk(p, "cpu_device")) {
+      while (c.threads > 32 && k16 / (c.threads / 2) <= 4) c.threads /= 2;
+      if (c.accum == Accum::IntDot && !s.out_q8 && c.nr > 2) c.nr = 2;
+      why << "; " << c.mb << " rows per workgroup: " << c.threads << " threads x " << c.nr << " channels";
+    }
     const uint32_t sg = p.tuned_subgroup_size;
     if (p.subgroup_arithmetic_compute && p.subgroup_size_control &&
         p.required_subgroup_size_compute && sg != 0 && sg <= c.threads && c.threads % sg == 0 &&
