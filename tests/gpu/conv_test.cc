@@ -171,6 +171,33 @@ const ConvCase kCases[] = {
     {2, 7, 7, 100, 50, 5, 1, 2, 3, false, 2, false, false, ir::Activation::None},   // groups 2, dilation
 };
 
+// Runs a bundle on its inputs (in the graph's order) with validation; output 0's bytes and each
+// layer's variant by layer name.
+struct Ran {
+  std::vector<uint8_t> out;
+  std::map<std::string, std::string> variant;
+};
+void RunBundle(const std::vector<uint8_t>& bundle, const std::vector<std::vector<uint8_t>>& inputs,
+               const std::string& where, Ran* r) {
+  gpu_test::Loaded guard;
+  ASSERT_TRUE(gpu_test::LoadAndRun(bundle, inputs[0].data(), inputs[0].size(), &guard));
+  if (inputs.size() > 1) {  // the other inputs, then run again
+    for (size_t i = 1; i < inputs.size(); ++i)
+      ASSERT_EQ(vkqc_model_write_input(guard.model, 0, uint32_t(i), inputs[i].data(), inputs[i].size()), VKQC_OK);
+    ASSERT_EQ(vkqc_model_run(guard.model, 0), VKQC_OK);
+  }
+  gpu_test::ExpectNoValidationMessages(where);
+  vkqc_tensor_info info;
+  vkqc_model_output_info(guard.model, 0, 0, &info);
+  r->out.resize(info.size_bytes);
+  ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, r->out.data(), r->out.size()), VKQC_OK);
+  for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
+    vkqc_layer_info li;
+    vkqc_model_layer_info(guard.model, 0, l, &li);
+    r->variant[li.name] = li.variant;
+  }
+}
+
 TEST(Conv2d, MatchesReferenceIntDot) {
   uint32_t seed = 10;
   for (const auto& cc : kCases) CheckConv(cc, linear::Accum::IntDot, seed++);
@@ -260,20 +287,12 @@ TEST(Conv2d, ResidualAddComputedByTheConvolution) {
             v = float(int(rng() % 256) - 128);
             input.push_back(uint8_t(int8_t(v)));
           }
-          gpu_test::Loaded guard;
-          ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, input.data(), input.size(), &guard));
-          gpu_test::ExpectNoValidationMessages(where.str());
-          std::string cv, av;  // int8 graph inputs and outputs add repack layers around the two
-          for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
-            vkqc_layer_info li;
-            vkqc_model_layer_info(guard.model, 0, l, &li);
-            if (std::string(li.name) == "conv") cv = li.variant;
-            if (std::string(li.name) == "add") av = li.variant;
-          }
-          EXPECT_EQ(av, "fused");
+          Ran ran;
+          ASSERT_NO_FATAL_FAILURE(RunBundle(*bundle, {input}, where.str(), &ran));
+          const std::string cv = ran.variant["conv"];
+          EXPECT_EQ(ran.variant["add"], "fused");
           EXPECT_EQ(cv.size() > 9 && cv.compare(cv.size() - 9, 9, "_rows_add") == 0, rows) << cv;
-          std::vector<uint8_t> out(input.size());
-          ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, out.data(), out.size()), VKQC_OK);
+          const std::vector<uint8_t>& out = ran.out;
           auto want = ref::RunGraphDetailed(g, {{"x", xf}}, {});
           ASSERT_TRUE(want.ok()) << want.error().message;
           const auto& w = want->outputs.at("r");
@@ -422,25 +441,11 @@ TEST(Conv2d, DepthwiseComputedByThePointwiseConvolution) {
         o.keep_intermediates = keep;
         auto bundle = CompileGraph(g, *p, o, 0);
         ASSERT_TRUE(bundle.ok()) << bundle.error().message;
-        gpu_test::Loaded guard;
-        ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, bytes[0].data(), bytes[0].size(), &guard));
-        if (bytes.size() > 1) {  // the second input, then run again
-          ASSERT_EQ(vkqc_model_write_input(guard.model, 0, 1, bytes[1].data(), bytes[1].size()), VKQC_OK);
-          ASSERT_EQ(vkqc_model_run(guard.model, 0), VKQC_OK);
-        }
-        gpu_test::ExpectNoValidationMessages(where.str());
-        vkqc_tensor_info info;
-        vkqc_model_output_info(guard.model, 0, 0, &info);
-        outs.emplace_back(info.size_bytes);
-        ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, outs.back().data(), outs.back().size()), VKQC_OK);
-        for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
-          vkqc_layer_info li;
-          vkqc_model_layer_info(guard.model, 0, l, &li);
-          if (std::string(li.name) == "conv") {
-            EXPECT_STREQ(li.variant, "fused");
-          }
-          if (std::string(li.name) == "pw") pw_variants.push_back(li.variant);
-        }
+        Ran ran;
+        ASSERT_NO_FATAL_FAILURE(RunBundle(*bundle, bytes, where.str(), &ran));
+        outs.push_back(ran.out);
+        EXPECT_EQ(ran.variant["conv"], "fused");
+        pw_variants.push_back(ran.variant["pw"]);
       }
       ASSERT_EQ(pw_variants.size(), 2u);
       const bool in_kernel = pw_variants[0].find("_rows_dw") != std::string::npos;
@@ -557,21 +562,11 @@ TEST(Conv2d, GlobalPoolComputedByTheConvolution) {
         if (mode == 2) o.conv.rows = false;
         auto bundle = CompileGraph(g, *p, o, 0);
         ASSERT_TRUE(bundle.ok()) << bundle.error().message;
-        gpu_test::Loaded guard;
-        ASSERT_TRUE(gpu_test::LoadAndRun(*bundle, input.data(), input.size(), &guard));
-        gpu_test::ExpectNoValidationMessages(where.str());
-        vkqc_tensor_info info;
-        vkqc_model_output_info(guard.model, 0, 0, &info);
-        outs.emplace_back(info.size_bytes);
-        ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, outs.back().data(), outs.back().size()), VKQC_OK);
-        for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
-          vkqc_layer_info li;
-          vkqc_model_layer_info(guard.model, 0, l, &li);
-          if (std::string(li.name) == "pool") {
-            EXPECT_EQ(std::string(li.variant) == "fused", !cc.second_reader) << li.variant;
-          }
-          if (std::string(li.name) == "conv") conv_variants.push_back(li.variant);
-        }
+        Ran ran;
+        ASSERT_NO_FATAL_FAILURE(RunBundle(*bundle, {input}, where.str(), &ran));
+        outs.push_back(ran.out);
+        EXPECT_EQ(ran.variant["pool"] == "fused", !cc.second_reader) << ran.variant["pool"];
+        conv_variants.push_back(ran.variant["conv"]);
       }
       ASSERT_EQ(conv_variants.size(), 3u);
       EXPECT_EQ(conv_variants[0].find("_rows_pool") != std::string::npos, !cc.second_reader) << conv_variants[0];
