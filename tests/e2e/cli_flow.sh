@@ -115,6 +115,16 @@ if grep -q "vulkanMemoryModel, cooperativeMatrix (KHR), 16x16x32 sint8 x sint8 -
 else
   fail "inspect --allow-fp16: the bundle requires the KHR cooperative matrix and its two shapes" "$(cat "$WORK/inspect.cm.txt")"
 fi
+vk inspect "$MODEL" --target nvidia-hopper --tokens 64 --gemv-max-m 8 --allow-fp16; cp "$OUT_FILE" "$WORK/inspect.f16.txt"
+if grep -A3 "layer fc3 " "$WORK/inspect.f16.txt" | grep -q "2 shared operand buffers"; then
+  ok "inspect --allow-fp16: the fp16 cooperative matrix's default has two shared operand buffers"
+else
+  fail "inspect --allow-fp16: the fp16 default's two shared operand buffers" "$(cat "$WORK/inspect.f16.txt")"
+fi
+expect_error "--coopmat-tile with 3 shared operand buffers is refused" "must be 1 or 2, not 3" -- \
+  compile "$MODEL" --target nvidia-hopper --tokens 64 --coopmat-tile 2x2x2x2x16x3 -o "$B/cm3.vkqb"
+expect_error "--coopmat-tile with 7 numbers is refused" "WMxWNxTMxTNxBKWxSTAGES" -- \
+  compile "$MODEL" --target nvidia-hopper --tokens 64 --coopmat-tile 2x2x2x2x16x2x1 -o "$B/cm7.vkqb"
 expect_error "--force-accum cm --coopmat-nv on nvidia-hopper refuses the int8 layer" "nv_coopmat_int8" -- \
   compile "$MODEL" --target nvidia-hopper --tokens 64 --force-accum cm --coopmat-nv -o "$B/cm-int.vkqb"
 expect_error "--force-accum cm on lavapipe is refused with the reason" "cooperative-matrix accumulation was forced" "VK_KHR_cooperative_matrix" -- \

@@ -73,6 +73,9 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     o.select.cm_tm = v[2];
     o.select.cm_tn = v[3];
     if (v.size() >= 5) o.select.cm_bkw = v[4];
+    if (v.size() == 6 && v[5] != 1 && v[5] != 2)
+      return UserError("--coopmat-tile: the sixth number (shared operand buffers) must be 1 or 2, not " +
+                       std::to_string(v[5]));
     if (v.size() == 6) o.select.cm_stages = v[5];
   }
   if (a.Has("--gemm-shape")) {  // RMxBK4: rows per thread x K words per step of the tiled GEMM
