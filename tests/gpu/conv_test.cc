@@ -512,16 +512,19 @@ TEST(Dequantize, PerTensorAndPerToken) {
 // family's GEMM, as a second dispatch of its layer. 1 to 150 pixels per image (150: two rounds of
 // 128 slots), batch 2, K of 13 to 1000 (lanes on GPU profiles), output channels not multiples of
 // 4; a pool whose kernel is the map (not flagged global) too; not fused where the convolution's
-// output is also a graph output. Against the reference of the graph as written (1 LSB), and the
+// output is also a graph output; after a depthwise convolution the pointwise layer computes (GPU
+// profiles: the depthwise convolution in the kernel, the pool a second dispatch). Against the reference of the graph as written (1 LSB), and the
 // in-kernel and second-dispatch programs bit for bit.
 TEST(Conv2d, GlobalPoolComputedByTheConvolution) {
   struct Case {
     int64_t n, h, w, c, cout;
     bool global_flag, second_reader;
+    bool dw_first = false;  // the pointwise convolution reads a depthwise one
   };
   const Case cases[] = {
       {1, 7, 7, 320, 1280, true, false}, {2, 7, 7, 40, 30, true, false},   {1, 1, 1, 13, 7, true, false},
       {1, 10, 15, 100, 83, true, false}, {1, 3, 3, 1000, 12, false, false}, {1, 5, 5, 24, 16, true, true},
+      {1, 7, 7, 96, 40, true, false, true},
   };
   uint32_t seed = 500;
   for (const Case& cc : cases)
@@ -529,22 +532,40 @@ TEST(Conv2d, GlobalPoolComputedByTheConvolution) {
       std::ostringstream where;
       where << cc.n << "x" << cc.h << "x" << cc.w << "x" << cc.c << " -> " << cc.cout
             << (cc.global_flag ? " global" : " kernel = map") << (cc.second_reader ? " + conv output " : " ")
-            << profile;
+            << (cc.dw_first ? "after a depthwise conv " : "") << profile;
       SCOPED_TRACE(where.str());
-      // x -> pointwise (relu6, q8to) -> y -> avg pool -> p
-      ir::Graph g = MakeConv({cc.n, cc.h, cc.w, cc.c, cc.cout, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6},
-                             seed++);
+      // x [-> depthwise 3x3 -> h] -> pointwise "conv" (relu6, q8to) -> y -> avg pool -> p
+      const ConvCase pwc{cc.n, cc.h, cc.w, cc.c, cc.cout, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6};
+      ir::Graph g = MakeConv(pwc, seed++);
+      int y = 3;
+      if (cc.dw_first) {
+        g = MakeConv({cc.n, cc.h, cc.w, cc.c, 0, 3, 1, 1, 1, true, 1, true, true, ir::Activation::Relu6}, seed++);
+        const ir::Graph pw = MakeConv(pwc, seed++);
+        const int base = int(g.tensors.size());
+        g.ops[0].name = "dw";
+        g.tensors[3].name = "h";
+        g.tensors[3].quant = g.ops[0].conv2d.output_quant;
+        for (size_t t = 1; t < pw.tensors.size(); ++t) g.tensors.push_back(pw.tensors[t]);  // w, b, y
+        g.tensors[size_t(base)].name = "pw.w";
+        g.tensors[size_t(base + 1)].name = "pw.b";
+        ir::Op op = pw.ops[0];
+        op.inputs = {3, base, base + 1};
+        op.outputs = {base + 2};
+        g.ops.push_back(op);
+        y = base + 2;
+      }
+      const int pt = int(g.tensors.size());
       g.tensors.push_back({"p", {cc.n, 1, 1, cc.cout}, ir::DType::I8, ir::Quant{ir::Scheme::Q8TO, {0.02f}, {-30}, 0, 0}, {}});
-      ir::Op pool = gpu_test::MakeOp("pool", ir::OpType::AvgPool2d, {3}, {4});
+      ir::Op pool = gpu_test::MakeOp("pool", ir::OpType::AvgPool2d, {y}, {pt});
       pool.pool.global = cc.global_flag;
       if (!cc.global_flag) {
         pool.pool.kernel[0] = int32_t(cc.h);
         pool.pool.kernel[1] = int32_t(cc.w);
       }
-      pool.pool.output_quant = *g.tensors[4].quant;
+      pool.pool.output_quant = *g.tensors[size_t(pt)].quant;
       g.ops.push_back(pool);
-      g.outputs = {4};
-      if (cc.second_reader) g.outputs.push_back(3);
+      g.outputs = {pt};
+      if (cc.second_reader) g.outputs.push_back(y);
       auto p = LoadProfile(*profile ? profile : gpu_test::TestProfile());
       ASSERT_TRUE(p.ok());
       std::mt19937 rng(seed++);
@@ -569,7 +590,11 @@ TEST(Conv2d, GlobalPoolComputedByTheConvolution) {
         conv_variants.push_back(ran.variant["conv"]);
       }
       ASSERT_EQ(conv_variants.size(), 3u);
-      EXPECT_EQ(conv_variants[0].find("_rows_pool") != std::string::npos, !cc.second_reader) << conv_variants[0];
+      // A depthwise convolution inside the kernel (GPU profiles) leaves the pool a dispatch of its own.
+      const bool dw_in_kernel = cc.dw_first && !HasQuirk(*p, "cpu_device");
+      EXPECT_EQ(conv_variants[0].find("_rows_pool") != std::string::npos, !cc.second_reader && !dw_in_kernel)
+          << conv_variants[0];
+      EXPECT_EQ(conv_variants[0].find("_rows_dw") != std::string::npos, dw_in_kernel) << conv_variants[0];
       EXPECT_EQ(conv_variants[1].find("_pool"), std::string::npos) << "kept intermediates: " << conv_variants[1];
       EXPECT_EQ(conv_variants[2].find("_rows"), std::string::npos) << "linear GEMM: " << conv_variants[2];
       EXPECT_EQ(outs[0], outs[1]) << "the pool in the kernel and as a second dispatch differ";
