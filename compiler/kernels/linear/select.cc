@@ -249,8 +249,15 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       gemv_max = std::min(gemv_max, blocks >= 64 ? p.coopmat_gemv_max_m : 4 * p.coopmat_gemv_max_m);
       cm_rule = " (the int8 cooperative-matrix threshold" + std::string(blocks >= 64 ? "" : ", x4 for a narrow layer") + ")";
     } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && blocks >= 64) {
-      gemv_max = std::min(gemv_max, kCoopMatGroupedGemvMaxM);
-      cm_rule = " (the grouped int8 cooperative-matrix threshold)";
+      // Measured on 128-wide blocks. A layer with fewer than 64 of those has 64-wide ones here only
+      // because its grid is small (the small-grid rule), and its cooperative matrix's K loop is
+      // latency-bound: H100 q4gsw g32 14336x4096 M = 16: 142.3 us against the GEMV's 93.3
+      // (bench/RESULTS.md 2026-11-26 session 3). Twice the threshold there: the crossover above
+      // M = 16 is not measured.
+      const bool narrow = (uint64_t(s.n) + 127) / 128 < 64;
+      gemv_max = std::min(gemv_max, narrow ? 2 * kCoopMatGroupedGemvMaxM : kCoopMatGroupedGemvMaxM);
+      cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") +
+                (narrow ? ", x2 for fewer than 64 column blocks of 128)" : ")");
     } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && blocks >= 32) {
       gemv_max = std::min(gemv_max, s.Int4() ? kCoopMatF16Int4GemvMaxM : kCoopMatF16Int8GemvMaxM);
       cm_rule = " (the fp16 cooperative-matrix threshold)";
