@@ -313,7 +313,7 @@ void main() {
       acc += ivec4(dot16(xu, cw4[n.x * (KW / 4u) + u]), dot16(xu, cw4[n.y * (KW / 4u) + u]),
                    dot16(xu, cw4[n.z * (KW / 4u) + u]), dot16(xu, cw4[n.w * (KW / 4u) + u]));
     }
-    if (L > 1u) {
+    if (L > 1u) {  // lane 0's sum is the pixel's (the other lanes' are not used)
       red[t] = acc;
       barrier();
       for (uint l = 1u; l < L; ++l) acc += red[t - lane + l];

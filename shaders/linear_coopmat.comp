@@ -9,10 +9,10 @@
 // rows of SAS = BKW + 4 words (the skew spreads the rows over the banks). With STAGES = 2 the
 // operands have two shared buffers: a step multiplies from one while the next step is stored into
 // the other, one barrier per step (instead of a barrier before the store and one after it), and
-// the loads of the step after that are in flight during the next step's multiplies. A is staged [m][k] and
-// loaded row-major, B is staged [n][k] (the packed weight order) and loaded column-major. Rows,
-// channels and K values beyond the layer stage as zeros, and every output is bounds checked, so
-// ragged M, N and K need no special case.
+// the loads of the step after that are in flight during the next step's multiplies.
+// A is staged [m][k] and loaded row-major, B is staged [n][k] (the packed weight order) and loaded
+// column-major. Rows, channels and K values beyond the layer stage as zeros, and every output is
+// bounds checked, so ragged M, N and K need no special case.
 //
 // Variants (with linear_common.glslh's VKQC_W4, VKQC_W4_ZP, VKQC_ACT_ROW, VKQC_OUT_Q8):
 //   VKQC_CM_INT  x is packed int8 rows (quantize_q8ta / quantize_dq8ca, or an int8 input):

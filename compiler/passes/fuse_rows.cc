@@ -78,10 +78,9 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
     } else if (conv::IsInt8GlobalAvgPool(g, op)) {
       const int y = op.inputs[0], i = producer[size_t(y)];
       if (i < 0 || p.emitted_by[size_t(i)] >= 0 || consumers[size_t(y)].size() != 1 || is_output(y)) continue;
+      // (y is int8, and its only reader is this pool: no add can be computed by the same conv.)
       const ir::Op& c = g.ops[size_t(i)];
-      if (!conv::IsPointwise(g, c) || g.tensors[size_t(c.inputs[0])].dtype != ir::DType::I8 ||
-          g.tensors[size_t(y)].dtype != ir::DType::I8 || p.conv_add[size_t(i)] >= 0)
-        continue;
+      if (!conv::IsPointwise(g, c) || g.tensors[size_t(c.inputs[0])].dtype != ir::DType::I8) continue;
       p.emitted_by[j] = i;
       p.conv_pool[size_t(i)] = int(j);
     } else if (op.type == ir::OpType::Mul) {

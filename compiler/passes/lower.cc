@@ -307,8 +307,11 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       const bool written = op.type == ir::OpType::Add || op.type == ir::OpType::Rope || op.type == ir::OpType::AvgPool2d;
       const bool conv = op.type == ir::OpType::Conv2d;
       pl.variant = written || conv ? "fused" : "folded";
+      // A convolution computes the depthwise conv before it and the add / pool after it in its own
+      // kernel or as a dispatch of its layer (its layer says which); the row kernels in one dispatch.
+      const bool by_conv = g.ops[size_t(by)].type == ir::OpType::Conv2d;
       pl.reason = std::string(written ? "computed and written by" : "computed by") + " '" + g.ops[size_t(by)].name +
-                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ")" + (conv ? "" : " in one dispatch");
+                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ")" + (by_conv ? "" : " in one dispatch");
       continue;
     }
     const kernels::Family* family = kernels::FamilyFor(op.type);

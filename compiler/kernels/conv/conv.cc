@@ -6,9 +6,11 @@
 #include <cstring>
 
 namespace vkqc::conv {
+
+uint32_t Workgroup(const TargetProfile& p) { return std::min<uint32_t>(128, p.max_compute_work_group_invocations); }
+
 namespace {
 
-uint32_t Local(const TargetProfile& p) { return std::min<uint32_t>(128, p.max_compute_work_group_invocations); }
 
 void Grid(uint64_t invocations, const TargetProfile& p, linear::DispatchParams& d) {
   const uint32_t local = d.local_size[0];
@@ -37,7 +39,7 @@ linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t zp, const T
   linear::DispatchParams d;
   d.shader = {"im2col_i8.comp", {}};
   if (quantize_scale) d.shader.defines.push_back("VKQC_IM2COL_Q");
-  d.local_size[0] = Local(p);
+  d.local_size[0] = Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}};
   Geometry(g, d.spec);
@@ -55,7 +57,7 @@ linear::DispatchParams Im2colDispatch(const ConvGeometry& g, int32_t zp, const T
 linear::DispatchParams Im2colF32Dispatch(const ConvGeometry& g, const TargetProfile& p) {
   linear::DispatchParams d;
   d.shader = {"im2col_i8.comp", {"VKQC_IM2COL_F32"}};
-  d.local_size[0] = Local(p);
+  d.local_size[0] = Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}};
   Geometry(g, d.spec);
@@ -85,7 +87,7 @@ linear::DispatchParams DepthwiseDispatch(const ConvGeometry& g, const PackedDept
   linear::DispatchParams d;
   d.shader = {"dwconv_i8.comp", {}};
   if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
-  d.local_size[0] = Local(p);
+  d.local_size[0] = Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}};
   Geometry(g, d.spec);
@@ -121,7 +123,7 @@ linear::DispatchParams DirectDispatch(const ConvGeometry& g, int64_t cout, int64
   d.shader = {"conv_direct_i8.comp", {}};
   if (out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
   if (x_f32) d.shader.defines.push_back("VKQC_X_F32");
-  d.local_size[0] = Local(p);
+  d.local_size[0] = Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}};
   Geometry(g, d.spec);
@@ -157,7 +159,7 @@ linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p) 
   const uint32_t lanes = dw ? dw->choice.lanes : pool ? pool->lanes : gather ? 1 : l.rows.lanes;
   const uint32_t rpt = dw || gather || pool ? 1 : l.rows.rows_per_invocation;
   if (rpt > 1) d.shader.defines.push_back("VKQC_RPT=" + std::to_string(rpt));
-  d.local_size[0] = dw ? dw->choice.workgroup : Local(p);
+  d.local_size[0] = dw ? dw->choice.workgroup : Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   const uint32_t red = lanes > 1 || pool ? d.local_size[0] : 1;
   d.spec = {{0, d.local_size[0]}, {1, uint32_t(m)},           {2, uint32_t(n)},
@@ -247,7 +249,7 @@ linear::DispatchParams DequantizeDispatch(int64_t m, int64_t k, bool per_row, fl
   linear::DispatchParams d;
   d.shader = {"dequantize_i8.comp", {}};
   if (per_row) d.shader.defines.push_back("VKQC_ACT_ROW");
-  d.local_size[0] = Local(p);
+  d.local_size[0] = Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}, {1, uint32_t(m)}, {2, uint32_t(k)}, {3, linear::PackedK4(k)}};
   Grid(uint64_t(m) * k, p, d);
@@ -282,7 +284,7 @@ linear::DispatchParams ConvertDispatch(ir::DType src, ir::DType dst, int64_t cou
   d.shader = {"convert.comp", {"VKQC_SRC_" + tag(src), "VKQC_DST_" + tag(dst)}};
   if (row_params) d.shader.defines.push_back("VKQC_ROW_PARAMS");
   if (src == ir::DType::I8 && dst == ir::DType::I8) d.shader.defines.push_back("VKQC_REQUANT");
-  d.local_size[0] = Local(p);
+  d.local_size[0] = Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}, {1, uint32_t(count)}, {2, uint32_t(k)}, {3, linear::PackedK4(k)},
             {4, uint32_t(inner)}, {5, uint32_t(channels)}};
@@ -335,7 +337,7 @@ linear::DispatchParams AddDispatch(int64_t rows, int64_t c, bool int8, const Add
   linear::DispatchParams d;
   d.shader = {"add.comp", {}};
   if (int8) d.shader.defines.push_back("VKQC_ADD_Q8");
-  d.local_size[0] = Local(p);
+  d.local_size[0] = Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}, {1, uint32_t(rows)}, {2, uint32_t(c)}, {3, linear::PackedK4(c)}};
   Grid(uint64_t(rows) * (int8 ? (c + 3) / 4 : c), p, d);
@@ -357,7 +359,7 @@ linear::DispatchParams PoolDispatch(const ConvGeometry& g, bool int8, float act_
   linear::DispatchParams d;
   d.shader = {"avgpool.comp", {}};
   if (int8) d.shader.defines.push_back("VKQC_POOL_Q8");
-  d.local_size[0] = Local(p);
+  d.local_size[0] = Workgroup(p);
   d.local_size[1] = d.local_size[2] = 1;
   d.spec = {{0, d.local_size[0]}};
   Geometry(g, d.spec);

@@ -24,6 +24,9 @@ struct ConvGeometry {
   }
 };
 
+// The conv family's workgroup size on a target: 128 invocations, or the target's limit.
+uint32_t Workgroup(const TargetProfile& p);
+
 // How a convolution runs. Pointwise (1x1, stride 1, no padding): the input rows are the GEMM
 // rows. Im2col: packed columns, then the linear GEMM/GEMV. Direct: conv_direct_i8 (any groups).
 // Depthwise: dwconv_i8.

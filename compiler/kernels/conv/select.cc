@@ -81,7 +81,7 @@ RowsChoice SelectConvRows(int64_t m, int64_t k, int64_t n, const TargetProfile& 
   // lanes' shared-memory reduction and its barrier cost more than the shorter K loop saves
   // (lavapipe: the MobileNetV2-shaped CNN's 14x14 project layer 1.24 -> 1.92 ms with 8 lanes).
   const bool cpu = HasQuirk(p, "cpu_device");
-  const uint32_t wg = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  const uint32_t wg = Workgroup(p);
   const uint64_t units = (uint64_t(k) + 15) / 16, outputs = uint64_t(m) * uint64_t((n + 3) / 4);
   while (!cpu && c.lanes < 32 && wg % (c.lanes * 2) == 0 && (units + c.lanes - 1) / c.lanes > 2 &&
          outputs * c.lanes * 2 <= kRowsMaxInvocations)
@@ -123,7 +123,7 @@ PoolInput SelectPool(int64_t pixels, int64_t k, int64_t n, const TargetProfile& 
   // layer, 49 pixels, K 320: 4 lanes 7.7 us, 2 / 8 lanes 8.1 / 8.2, 2 words of one lane 7.9 or of
   // 2 lanes 10.5; with the pool dispatch it replaces, 7.5 + 4.4). CPU devices: one lane, slots for
   // the image's pixels up to the workgroup (a power of 2), output words the rest.
-  const uint32_t wg = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  const uint32_t wg = Workgroup(p);
   const uint64_t units = (uint64_t(k) + 15) / 16, words = (uint64_t(n) + 3) / 4;
   if (!HasQuirk(p, "cpu_device")) {
     while (c.lanes < 32 && c.lanes * 2 <= wg && units >= uint64_t(c.lanes) * 8) c.lanes *= 2;
@@ -151,7 +151,7 @@ DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p) {
   // Lanes: at most kDwpwLaneUnits units of K each, up to 16 (32 lanes halve the output words a
   // workgroup takes and so double the slices that recompute the depthwise outputs); then as many
   // output words as the workgroup holds (a slice of them where they do not all fit), then pixels.
-  const uint32_t wg = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  const uint32_t wg = Workgroup(p);
   const uint64_t words = (uint64_t(n) + 3) / 4, units = (uint64_t(k) + 15) / 16;
   c.workgroup = wg;
   while (c.lanes < 16 && c.lanes * 2 <= wg && (units + c.lanes - 1) / c.lanes > kDwpwLaneUnits) c.lanes *= 2;

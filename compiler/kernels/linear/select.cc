@@ -122,20 +122,24 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // default, 2x4 tiles of one buffer: 112.3). Not for int8 operands, where they lost (groups of 32:
   // 471.9 vs 439.4 us at 16 words, against 391.7 for one buffer of 32 words; bench/RESULTS.md
   // 2026-11-26 session 3).
-  c.cm_stages = o.cm_stages ? o.cm_stages : int8 ? 1 : 2;
-  if (c.cm_stages != 1 && c.cm_stages != 2) return "shared operand buffers must be 1 or 2";
-  c.cm_nslot = 0;
-  if (int8 && s.Grouped()) {  // two steps' chunks live at once with two buffers
+  // Chunk slots of the group scales: one step's (and its group's), twice with two buffers (two
+  // steps' chunks live at once).
+  uint32_t slots = 0;
+  if (int8 && s.Grouped()) {
     const uint32_t cps = c.cm_bkw / 8, gc = uint32_t(s.group_size) / 32;  // 32-value chunks
-    c.cm_nslot = ((gc % cps == 0 || cps % gc == 0) ? std::max(gc, cps) : gc + cps) * c.cm_stages;
+    slots = (gc % cps == 0 || cps % gc == 0) ? std::max(gc, cps) : gc + cps;
   }
-  // Fit the target: fewer tiles per subgroup, then fewer subgroups.
+  auto set_stages = [&](uint32_t stages) {
+    c.cm_stages = stages;
+    c.cm_nslot = slots * stages;
+  };
+  set_stages(o.cm_stages ? o.cm_stages : int8 ? 1 : 2);
+  if (c.cm_stages != 1 && c.cm_stages != 2) return "shared operand buffers must be 1 or 2";
+  // Fit the target: one operand buffer, then fewer tiles per subgroup, then fewer subgroups.
   const uint32_t inv = std::min(p.max_compute_work_group_invocations, p.max_compute_work_group_size[0]);
   while (c.SharedMemoryBytes() > p.max_compute_shared_memory_size || c.Invocations() > inv) {
-    if (c.cm_stages > 1) {
-      c.cm_stages = 1;
-      c.cm_nslot /= 2;
-    } else if (c.cm_tm > 1) c.cm_tm /= 2;
+    if (c.cm_stages > 1) set_stages(1);
+    else if (c.cm_tm > 1) c.cm_tm /= 2;
     else if (c.cm_tn > 1) c.cm_tn /= 2;
     else if (c.cm_wn > 1) c.cm_wn /= 2;
     else if (c.cm_wm > 1) c.cm_wm /= 2;
