@@ -6,11 +6,13 @@
 #   LAYERS  "K N ACT WEIGHTS;..." (default: the four decode shapes, dq8ca x q4gsw g32)
 #   BINS    binaries of .dev/bin.tar.xz to run (default vkqc; e.g. "vkqc_old vkqc": the previous
 #           main's against this tree's, same machine)
+#   TOKENS  the M values timed (default "1 2 4 8 16")
 # usage (on the device, repo root): bash bench/device_smallm2.sh
 set -u
 source bench/device_env.sh
 mkdir -p .dev/x && tar xJf .dev/bin.tar.xz -C .dev/x
 W=/tmp/sm; mkdir -p $W
+TOKENS=${TOKENS:-1 2 4 8 16}
 IFS=';' read -ra modes <<< "${MODES:-gemv:--force-kernel gemv;cm:--force-kernel gemm --force-accum cm;cm64:--force-kernel gemm --force-accum cm --coopmat-tile 4x4x1x1x32}"
 IFS=';' read -ra layers <<< "${LAYERS:-4096 14336 dq8ca q4gsw;2048 8192 dq8ca q4gsw;8192 2048 dq8ca q4gsw;14336 4096 dq8ca q4gsw}"
 for cfg in "${layers[@]}"; do
@@ -20,14 +22,14 @@ for cfg in "${layers[@]}"; do
     V=$PWD/.dev/x/$b
     for mode in "${modes[@]}"; do
       name=${mode%%:*}; flags=${mode#*:}
-      $V compile $W/g/graph.json --target nvidia-hopper --tokens 1,2,4,5,8,16 $flags -o $W/m.vkqb > $W/c.out 2>&1 || { echo "$cfg $b $name: $(tail -1 $W/c.out)"; continue; }
+      $V compile $W/g/graph.json --target nvidia-hopper --tokens $(echo 5 $TOKENS | tr ' ' ,) $flags -o $W/m.vkqb > $W/c.out 2>&1 || { echo "$cfg $b $name: $(tail -1 $W/c.out)"; continue; }
       chk=$($V run $W/m.vkqb --tokens 5 --reference $W/g/graph.json 2>&1 | grep -oE "PASS|FAIL" | head -1)
       row=""
-      for t in 1 2 4 8 16; do
+      for t in $TOKENS; do
         $V bench $W/m.vkqb --tokens $t --min-ms 30 > $W/b.out 2>&1
         row="$row $(awk '$1 ~ /^linear/ {print $3; exit}' $W/b.out)"
       done
-      echo "$1x$2 $3:$4 $b $name (M=5 reference: $chk) M=1,2,4,8,16:$row"
+      echo "$1x$2 $3:$4 $b $name (M=5 reference: $chk) M=$(echo $TOKENS | tr ' ' ,):$row"
     done
   done
 done

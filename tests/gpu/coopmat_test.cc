@@ -48,10 +48,14 @@ const TargetProfile& CoopMatProfile() {
   return p;
 }
 
-std::vector<uint8_t> CompileForced(const ir::Graph& g, bool nv = false, bool two_buffers = false) {
+std::vector<uint8_t> CompileForced(const ir::Graph& g, bool nv = false, bool two_buffers = false, bool tall = false) {
   CompileOptions o;
   o.select.force_accum = Accum::CoopMat;
   o.select.cm_nv = nv;
+  if (tall) {  // as the selection's default for grouped weights from M = 256 on, at any M
+    o.select.cm_wm = 8;
+    o.select.cm_wn = o.select.cm_tm = o.select.cm_tn = 2;
+  }
   if (two_buffers) {
     o.select.cm_stages = 2;
     o.select.cm_bkw = 16;
@@ -162,6 +166,7 @@ struct Combo {
   int64_t gs;
   bool nv = false;  // VK_NV_cooperative_matrix (--coopmat-nv) instead of the KHR translation
   bool two_buffers = false;  // int8 operands: two shared operand buffers (16 K words per step)
+  bool tall = false;         // 8x2 subgroups of 2x2 tiles (the 256x64 block grouped weights take from M = 256 on)
 };
 
 // One layer with the cooperative matrix forced, against the reference.
@@ -183,7 +188,7 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
         << " relu=" << s.relu << (c.nv ? " NV" : "");
   SCOPED_TRACE(where.str());
   const ir::Graph g = testing_graphs::MakeQLayer(s, seed);
-  const auto bundle = CompileForced(g, c.nv, c.two_buffers);
+  const auto bundle = CompileForced(g, c.nv, c.two_buffers, c.tall);
   ASSERT_FALSE(bundle.empty());
   if (c.two_buffers) {  // the selection keeps them (they fit the target)
     linear::SelectOptions so;
@@ -259,13 +264,17 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
   EXPECT_EQ(bad, 0) << bad << " of " << w.size() << " outputs out of tolerance";
 }
 
-// Shapes per group size: ragged M (17, 129 = one row past a 128 block), N not a multiple of 4
-// (13, 203) or of the block, K not a multiple of the 64-value step (q8csw: 100, 1000; int4: an
-// odd number of groups).
+// Shapes per group size: ragged M (17, 129 = one row past a 128 block, 300 = 44 rows past the
+// 256-row block grouped weights take from M = 256 on), N not a multiple of 4 (13, 203, 77) or of
+// the block, K not a multiple of the 64-value step (q8csw: 100, 1000, 520; int4: an odd number of
+// groups).
 void Sweep(const Combo& c, uint32_t seed) {
   const int64_t g = c.weights == ir::Scheme::Q8CSW ? 0 : c.gs;
-  const int64_t shapes[][3] = {
-      {17, g ? 3 * g : 100, 13}, {129, g ? 5 * g : 1000, 203}, {3, g ? g : 36, 8}, {64, g ? 16 * g : 2048, 100}};
+  const int64_t shapes[][3] = {{17, g ? 3 * g : 100, 13},
+                               {129, g ? 5 * g : 1000, 203},
+                               {3, g ? g : 36, 8},
+                               {64, g ? 16 * g : 2048, 100},
+                               {300, g ? 7 * g : 520, 77}};
   int i = 0;
   for (const auto& sh : shapes) Check(c, sh[0], sh[1], sh[2], seed + 31 * i++);
 }
@@ -309,6 +318,10 @@ const Combo kIntCombos[] = {
     {ir::Scheme::Q8CSW, ir::Scheme::Q8TA, false, true, 0, false, true},
     {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32, false, true},
     {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, true, 64, false, true},  // a group per step
+    // the 256x64 block (8x2 subgroups of 2x2 tiles)
+    {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32, false, false, true},
+    {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, true, 128, false, false, true},
+    {ir::Scheme::Q8GSW, ir::Scheme::Q8TA, true, false, 64, false, false, true},
 };
 
 std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
@@ -318,6 +331,7 @@ std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
   if (c.out_q8) n += "_q8to";
   if (c.nv) n += "_nv";
   if (c.two_buffers) n += "_2buf";
+  if (c.tall) n += "_tall";
   return n;
 }
 

@@ -95,9 +95,15 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // Grouped weights on the int8 path (int4, q8gsw; issue 15, H100 4096x14336 M=512): 4x4
   // subgroups of 2x2 tiles, 32 words: groups of 32 388 us = 155 TOPS, 128: 316 us (2x4 of 4x2:
   // 460 / 392; each MulAdd's per-group fold keeps 2x2 tiles' registers cheaper).
+  // From M = 256 on, grouped weights take 8x2 subgroups (a 256x64 block): each workgroup unpacks
+  // and folds half the weight columns per step for twice the rows (H100, M = 512, groups of 32:
+  // 4096x14336 391.8 -> 365.8 us = 164 TOPS, 8192x28672 1310 -> 1272; groups of 128: 318.3 ->
+  // 298.6, 1081 -> 1032; 2026-11-26 session 4). int8 weights keep 2x4 (189.5 vs 180.5 us), fp16
+  // operands 4x4 (652 vs 498 us). Below M = 256 the block's rows would be padding: 4x4 stays.
   const bool grouped8 = int8 && s.Grouped();
-  c.cm_wm = o.cm_wm ? o.cm_wm : int8 && !grouped8 ? 2 : 4;
-  c.cm_wn = o.cm_wn ? o.cm_wn : 4;
+  const bool tall = grouped8 && s.m >= 256 && !o.cm_wm && !o.cm_wn && !o.cm_tm && !o.cm_tn;
+  c.cm_wm = o.cm_wm ? o.cm_wm : int8 && !grouped8 ? 2 : tall ? 8 : 4;
+  c.cm_wn = o.cm_wn ? o.cm_wn : tall ? 2 : 4;
   const uint32_t tm_max = int8 && !grouped8 ? 4 : 2;
   c.cm_tm = o.cm_tm ? o.cm_tm : std::min(tm_max, s.m <= 32 ? 1u : s.m <= 64 ? 2u : 4u);  // small M: short blocks
   c.cm_tn = o.cm_tn ? o.cm_tn : 32 / c.cm_n;  // 32 columns per subgroup
@@ -115,7 +121,11 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // block stays ahead.
   if (grouped8 && !o.cm_tm && !o.cm_tn) {
     const uint64_t blocks = uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) * uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN());
-    if (blocks < kMinCmBlocks) c.cm_tm = c.cm_tn = 1;
+    if (blocks < kMinCmBlocks) {
+      c.cm_tm = c.cm_tn = 1;
+      if (!o.cm_wm) c.cm_wm = 4;  // the 64x64 block measured (also where the tall block gave too few)
+      if (!o.cm_wn) c.cm_wn = 4;
+    }
   }
   // Two shared operand buffers (one barrier per step) for fp16 operands: 4x4 subgroups of 2x2
   // tiles, 16 words, 120.6 TFLOPS at M = 512 (4096x14336 q4gsw; one buffer: 92.8; the previous
@@ -135,10 +145,12 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   };
   set_stages(o.cm_stages ? o.cm_stages : int8 ? 1 : 2);
   if (c.cm_stages != 1 && c.cm_stages != 2) return "shared operand buffers must be 1 or 2";
-  // Fit the target: one operand buffer, then fewer tiles per subgroup, then fewer subgroups.
+  // Fit the target: one operand buffer, then the square block, then fewer tiles per subgroup, then
+  // fewer subgroups.
   const uint32_t inv = std::min(p.max_compute_work_group_invocations, p.max_compute_work_group_size[0]);
   while (c.SharedMemoryBytes() > p.max_compute_shared_memory_size || c.Invocations() > inv) {
     if (c.cm_stages > 1) set_stages(1);
+    else if (tall && c.cm_wm == 8 && c.cm_wn == 2) c.cm_wm = c.cm_wn = 4;  // the 128x128 block first
     else if (c.cm_tm > 1) c.cm_tm /= 2;
     else if (c.cm_tn > 1) c.cm_tn /= 2;
     else if (c.cm_wn > 1) c.cm_wn /= 2;

@@ -107,12 +107,14 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
     EXPECT_EQ(ch->accum, Accum::CoopMat);
     EXPECT_TRUE(ch->cm_int8);
     EXPECT_TRUE(Has(ch->reason, "cooperative matrix on 'nvidia-hopper'")) << ch->reason;
-    EXPECT_EQ(ch->CmBlockM(), 128u);
-    EXPECT_EQ(ch->CmBlockN(), 128u);
-    EXPECT_TRUE(ch->cm_pin_subgroup);
-    // Grouped weights: 4x4 subgroups of 2x2 tiles; int8 weights: 2x4 of 4x2 (both 128x128).
+    // Grouped weights: 8x2 subgroups of 2x2 tiles from M = 256 on (256x64), 4x4 below (128x128);
+    // int8 weights: 2x4 of 4x2 (128x128).
     const bool grouped = c.w != ir::Scheme::Q8CSW;
-    EXPECT_EQ(ch->cm_wm * 10 + ch->cm_tm, grouped ? 42u : 24u) << c.want;
+    const bool tall = grouped && s.m >= 256 && c.gs < 256;  // groups of 256: 8x2's chunk slots do not fit
+    EXPECT_EQ(ch->CmBlockM(), tall ? 256u : 128u) << c.want;
+    EXPECT_EQ(ch->CmBlockN(), tall ? 64u : 128u) << c.want;
+    EXPECT_TRUE(ch->cm_pin_subgroup);
+    EXPECT_EQ(ch->cm_wm * 10 + ch->cm_tm, tall ? 82u : grouped ? 42u : 24u) << c.want;
     EXPECT_LE(ch->SharedMemoryBytes(), p.max_compute_shared_memory_size) << c.want;
     EXPECT_LE(ch->Invocations(), p.max_compute_work_group_invocations);
     if (c.w != ir::Scheme::Q8CSW) {
@@ -132,36 +134,41 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
   EXPECT_EQ(decode->VariantName(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8)), "linear_dq8ca_q4gsw_dot_gemv");
 }
 
-// Grouped weights on the int8 path take 64x64 blocks (16 subgroups of one tile) where 128x128
-// blocks would give fewer than 96 workgroups (measured on the H100 with the 1b example's shapes);
-// int8 weights and an explicit --coopmat-tile keep their blocks.
+// Grouped weights on the int8 path take 64x64 blocks (16 subgroups of one tile) where their
+// default blocks (256x64 from M = 256 on, else 128x128) would give fewer than 96 workgroups
+// (measured on the H100 with the 1b example's shapes); int8 weights and an explicit --coopmat-tile
+// keep their blocks.
 TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
   const TargetProfile p = Load("nvidia-hopper");
   struct Case {
     ir::Scheme w;
     int64_t m, k, n;
-    uint32_t block;
+    uint32_t bm, bn;
   } cases[] = {
-      {ir::Scheme::Q4GSW, 128, 2048, 512, 64},    // 4 blocks of 128x128
-      {ir::Scheme::Q4GSW, 512, 2048, 2048, 64},   // 64
-      {ir::Scheme::Q4GSW, 512, 8192, 2048, 64},   // 64
-      {ir::Scheme::Q4GSW, 128, 2048, 8192, 64},   // 64
-      {ir::Scheme::Q4GSW, 512, 2048, 8192, 128},  // 256: the large block
-      {ir::Scheme::Q4GSW, 512, 4096, 14336, 128}, // 448
-      {ir::Scheme::Q4GSW, 128, 4096, 14336, 128}, // 112: the large block (measured)
-      {ir::Scheme::Q4GSW, 128, 14336, 4096, 64},  // 32
-      {ir::Scheme::Q4GSW, 512, 14336, 4096, 128}, // 128
-      {ir::Scheme::Q8GSW, 128, 2048, 512, 64},
-      {ir::Scheme::Q8CSW, 128, 2048, 512, 128},   // int8 weights: not measured, unchanged
+      {ir::Scheme::Q4GSW, 128, 2048, 512, 64, 64},     // 4 blocks of 128x128
+      {ir::Scheme::Q4GSW, 512, 2048, 2048, 64, 64},    // 64 of 256x64
+      {ir::Scheme::Q4GSW, 512, 8192, 2048, 64, 64},    // 64
+      {ir::Scheme::Q4GSW, 128, 2048, 8192, 64, 64},    // 64 of 128x128
+      {ir::Scheme::Q4GSW, 512, 2048, 8192, 256, 64},   // 256: the tall block
+      {ir::Scheme::Q4GSW, 512, 4096, 14336, 256, 64},  // 448
+      {ir::Scheme::Q4GSW, 256, 4096, 14336, 256, 64},  // 224
+      {ir::Scheme::Q4GSW, 255, 4096, 14336, 128, 128}, // below 256 rows: 128x128 (224 blocks)
+      {ir::Scheme::Q4GSW, 128, 4096, 14336, 128, 128}, // 112: the large block (measured)
+      {ir::Scheme::Q4GSW, 128, 14336, 4096, 64, 64},   // 32
+      {ir::Scheme::Q4GSW, 512, 14336, 4096, 256, 64},  // 128
+      {ir::Scheme::Q8GSW, 128, 2048, 512, 64, 64},
+      {ir::Scheme::Q8CSW, 128, 2048, 512, 128, 128},   // int8 weights: not measured, unchanged
+      {ir::Scheme::Q8CSW, 512, 2048, 8192, 128, 128},  // int8 weights keep 128x128 at M = 512
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(ir::Scheme::DQ8CA, c.w, c.w == ir::Scheme::Q8CSW ? 0 : 32, c.m, c.k, c.n);
     auto ch = SelectLinear(s, p, {});
     ASSERT_TRUE(ch.ok()) << ch.error().message;
     ASSERT_EQ(ch->accum, Accum::CoopMat) << ch->reason;
-    EXPECT_EQ(ch->CmBlockM(), c.block) << c.m << "x" << c.k << "x" << c.n << ": " << ch->reason;
-    EXPECT_EQ(ch->CmBlockN(), c.block) << c.m << "x" << c.k << "x" << c.n << ": " << ch->reason;
-    EXPECT_TRUE(Has(ch->reason, "block " + std::to_string(c.block) + "x" + std::to_string(c.block))) << ch->reason;
+    const std::string what = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) + ": " + ch->reason;
+    EXPECT_EQ(ch->CmBlockM(), c.bm) << what;
+    EXPECT_EQ(ch->CmBlockN(), c.bn) << what;
+    EXPECT_TRUE(Has(ch->reason, "block " + std::to_string(c.bm) + "x" + std::to_string(c.bn))) << ch->reason;
   }
   SelectOptions tile;
   tile.cm_wm = tile.cm_wn = 4;
