@@ -68,6 +68,45 @@ void quantize_row_prologue(uint t) {
     const uint w = t + j * T;
     v[j] = w < K / 4u ? xf4[w] : vec4(0.0);
   }
+#ifdef VKQC_XQ_ADD
+  // The residual add (zeros past K stay zero), its sum written by the first workgroup.
+  [[unroll]] for (uint j = 0u; j < RVP; ++j) {
+    const uint w = t + j * T;
+    if (w < K / 4u) {
+      v[j] += xb4[w];
+#ifdef VKQC_XQ_SUM
+      if (gl_WorkGroupID.x == 0u && gl_WorkGroupID.y == 0u && gl_WorkGroupID.z == 0u) xsum4[w] = v[j];
+#endif
+    }
+  }
+#endif
+#ifdef VKQC_XQ_NORM
+  {  // rms_norm: the sum of squares over the workgroup, then v * inv * w (quantize_dq8ca.comp's order)
+    float ss = 0.0;
+    [[unroll]] for (uint j = 0u; j < RVP; ++j) ss += dot(v[j], v[j]);
+#ifdef VKQC_SUBGROUP
+    ss = subgroupAdd(ss);
+    if (gl_SubgroupInvocationID == 0u) pmin[gl_SubgroupID] = ss;
+    barrier();
+    ss = 0.0;
+    for (uint g = 0u; g < T / SG; ++g) ss += pmin[g];
+#else
+    pmin[t] = ss;
+    barrier();
+    for (uint s = T / 2u; s > 0u; s >>= 1) {
+      if (t < s) pmin[t] += pmin[t + s];
+      barrier();
+    }
+    ss = pmin[0];
+#endif
+    barrier();  // pmin is the min/max reduction's below
+    const float inv = 1.0 / sqrt(ss / float(K) + XQ_EPS);
+    [[unroll]] for (uint j = 0u; j < RVP; ++j) {
+      const uint w = t + j * T;
+      if (w < K / 4u) v[j] = v[j] * inv * xg4[w];
+    }
+  }
+#endif
   float lo = 0.0, hi = 0.0;
   [[unroll]] for (uint j = 0u; j < RVP; ++j) {
     lo = min(lo, min(min(v[j].x, v[j].y), min(v[j].z, v[j].w)));

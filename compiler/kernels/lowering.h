@@ -121,6 +121,21 @@ class LowerContext : public CompileView {
   virtual void ProvideQuantized(int tensor, ir::Scheme act, float scale, int32_t zero_point, Quantized q) = 0;
   // fp16 rows of a float activation for the fp16 cooperative-matrix GEMM, shared likewise.
   virtual Bind HalvesShared(int tensor, int64_t m, int64_t k, std::string* note) = 0;
+
+  // A one-row rms_norm (with the residual add fused into it, if any) left to the GEMV prologues of
+  // the linears reading its output (norm family; LinearChoice::xq_norm): each workgroup of each of
+  // them computes the row, its norm and its per-token quantization itself; the first one lowered
+  // also writes the add's sum (then `sum` is cleared).
+  struct RowPrologue {
+    Bind x;      // the norm's input row, or the add's first operand
+    Bind b;      // the add's second operand (vb -1: no add)
+    Bind sum;    // the add's output, still to be written (vb -1: none, or written already)
+    Bind gamma;  // the norm's weight (weight segment)
+    float eps = 0;
+    size_t norm_op = 0;
+  };
+  virtual void ProvideRowPrologue(int tensor, RowPrologue p) = 0;
+  virtual RowPrologue* RowPrologueOf(int tensor) = 0;  // nullptr: the tensor is computed as usual
 };
 
 struct Family {

@@ -161,6 +161,12 @@ class ProgramLowering final : public kernels::LowerContext {
     return quantized_.emplace(key, q).first->second;
   }
 
+  void ProvideRowPrologue(int t, RowPrologue p) override { row_prologues_[t] = p; }
+  RowPrologue* RowPrologueOf(int t) override {
+    auto it = row_prologues_.find(t);
+    return it == row_prologues_.end() ? nullptr : &it->second;
+  }
+
   Bind HalvesShared(int t, int64_t m, int64_t k, std::string* note) override {
     if (auto it = halves_.find(t); it != halves_.end()) {
       *note = "; reuses the fp16 rows of an earlier layer";
@@ -199,6 +205,7 @@ class ProgramLowering final : public kernels::LowerContext {
   uint32_t layer_ = 0;
   std::map<std::string, Quantized> quantized_;
   std::map<int, Bind> halves_;
+  std::map<int, RowPrologue> row_prologues_;
   int sync_vb_ = -1;
 };
 
@@ -309,9 +316,12 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       pl.variant = written || conv ? "fused" : "folded";
       // A convolution computes the depthwise conv before it and the add / pool after it in its own
       // kernel or as a dispatch of its layer (its layer says which); the row kernels in one dispatch.
+      // An rms_norm computes the add in its row kernel, or leaves both to its readers' GEMV prologues.
       const bool by_conv = g.ops[size_t(by)].type == ir::OpType::Conv2d;
+      const bool by_norm = g.ops[size_t(by)].type == ir::OpType::RmsNorm;
       pl.reason = std::string(written ? "computed and written by" : "computed by") + " '" + g.ops[size_t(by)].name +
-                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ")" + (by_conv ? "" : " in one dispatch");
+                  "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ")" +
+                  (by_conv ? "" : by_norm ? " with the norm (its layer says where)" : " in one dispatch");
       continue;
     }
     const kernels::Family* family = kernels::FamilyFor(op.type);

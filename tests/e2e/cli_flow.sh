@@ -125,6 +125,8 @@ expect_error "--coopmat-tile with 3 shared operand buffers is refused" "must be 
   compile "$MODEL" --target nvidia-hopper --tokens 64 --coopmat-tile 2x2x2x2x16x3 -o "$B/cm3.vkqb"
 expect_error "--coopmat-tile with 7 numbers is refused" "WMxWNxTMxTNxBKWxSTAGES" -- \
   compile "$MODEL" --target nvidia-hopper --tokens 64 --coopmat-tile 2x2x2x2x16x2x1 -o "$B/cm7.vkqb"
+expect_error "--prologue-max-bytes 0 is refused" "--prologue-max-bytes out of range" -- \
+  compile "$MODEL" --target nvidia-hopper --tokens 1 --prologue-max-bytes 0 -o "$B/pmb.vkqb"
 expect_error "--force-accum cm --coopmat-nv on nvidia-hopper refuses the int8 layer" "nv_coopmat_int8" -- \
   compile "$MODEL" --target nvidia-hopper --tokens 64 --force-accum cm --coopmat-nv -o "$B/cm-int.vkqb"
 expect_error "--force-accum cm on lavapipe is refused with the reason" "cooperative-matrix accumulation was forced" "VK_KHR_cooperative_matrix" -- \

@@ -75,21 +75,15 @@ struct Ran {
   std::vector<std::string> variants;
 };
 
-::testing::AssertionResult CompileAndRun(const ir::Graph& g, int64_t m, bool dot, Ran* r,
-                                         std::map<std::string, std::vector<float>>* inputs,
-                                         const std::string& profile_name = gpu_test::TestProfile()) {
-  auto profile = LoadProfile(profile_name);
-  if (!profile.ok()) return ::testing::AssertionFailure() << profile.error().message;
-  CompileOptions o;
-  o.tokens = {m};
-  if (dot) o.select.force_accum = linear::Accum::IntDot;
-  auto bundle = CompileGraph(g, *profile, o, 0);
-  if (!bundle.ok()) return ::testing::AssertionFailure() << bundle.error().message;
+// Runs a compiled bundle of g on random inputs (poisoned memory), its outputs and layer variants
+// into r; also timed runs: layers without commands read 0 and nothing waits forever.
+::testing::AssertionResult RunBundle(const ir::Graph& g, const std::vector<uint8_t>& bundle, int64_t m, Ran* r,
+                                     std::map<std::string, std::vector<float>>* inputs) {
   gpu_test::Loaded l;
   vkqc_model_options mo;
   vkqc_model_options_init(&mo);
   mo.poison_memory = 1;
-  if (vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &l.model) != VKQC_OK)
+  if (vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), &mo, &l.model) != VKQC_OK)
     return ::testing::AssertionFailure() << vkqc_last_error();
   for (uint32_t i = 0; i < g.inputs.size(); ++i) {
     const auto& v = (*inputs)[g.tensors[size_t(g.inputs[i])].name] = RandomFloats(size_t(m * g.tensors[size_t(g.inputs[i])].shape[1]), 5 + i, 2.0f);
@@ -121,6 +115,19 @@ struct Ran {
   if (vkqc_model_run_timed(l.model, 0, nullptr, &total) != VKQC_OK || !(total > 0))
     return ::testing::AssertionFailure() << "whole run_timed: " << vkqc_last_error();
   return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult CompileAndRun(const ir::Graph& g, int64_t m, bool dot, Ran* r,
+                                         std::map<std::string, std::vector<float>>* inputs,
+                                         const std::string& profile_name = gpu_test::TestProfile()) {
+  auto profile = LoadProfile(profile_name);
+  if (!profile.ok()) return ::testing::AssertionFailure() << profile.error().message;
+  CompileOptions o;
+  o.tokens = {m};
+  if (dot) o.select.force_accum = linear::Accum::IntDot;
+  auto bundle = CompileGraph(g, *profile, o, 0);
+  if (!bundle.ok()) return ::testing::AssertionFailure() << bundle.error().message;
+  return RunBundle(g, *bundle, m, r, inputs);
 }
 
 void Check(const ir::Graph& g, const Ran& r, std::map<std::string, std::vector<float>>& in, int64_t m, double tol,
@@ -159,6 +166,9 @@ TEST(RowFusion, SwigluAndAddNormMatchReference) {
           // mode 2; the target's choice in mode 1: dequant on lavapipe, int dot on the H100).
           const bool quantized = mode > 0 && r.variants.back().find("_dequant_") == std::string::npos;
           const std::string row = std::string(swiglu ? "silu_mul_f32" : "add_rms_norm_f32") + (quantized ? "_dq8ca" : "");
+          // One row on the int-dot GEMV (K a multiple of 4): the add and the norm in its prologue
+          // (RowFusion.NormInGemvPrologues).
+          // (The norm in the linear's GEMV prologue is opt-in: RowFusion.NormInGemvPrologues.)
           EXPECT_EQ(r.variants[1], row) << what;
           // The row kernel's fp32 reduction differs from the reference's double; a dq8ca code on a
           // rounding boundary may move one step in mode 2.
@@ -188,6 +198,96 @@ TEST(RowFusion, FourStorageBuffersPerStage) {
       Check(g, r, in, 3, 2e-3, what);
       gpu_test::ExpectNoValidationMessages(what);
     }
+}
+
+// A linear of [rows, c] dq8ca x `w` (q8csw, or q4gsw / q4gaw in groups of 32) reading y.
+int AddLinear(ir::Graph& g, const std::string& name, int y, int64_t c, int64_t n, ir::Scheme w, uint32_t seed) {
+  testing_graphs::QLayerSpec ls;
+  ls.k = c;
+  ls.n = n;
+  ls.weights = w;
+  ls.bias = seed % 2 == 0;
+  ir::Graph one = testing_graphs::MakeQLayer(ls, seed);  // its weight and bias tensors
+  ir::Op op = one.ops[0];
+  op.name = name;
+  op.inputs[0] = y;
+  for (size_t i = 1; i < op.inputs.size(); ++i) {
+    ir::Tensor t = one.tensors[size_t(op.inputs[i])];
+    t.name = name + "." + t.name;
+    g.tensors.push_back(std::move(t));
+    op.inputs[i] = int(g.tensors.size() - 1);
+  }
+  const int z = Add(g, name + ".out", {ir::kSymbolicDim, n});
+  op.outputs = {z};
+  g.ops.push_back(std::move(op));
+  return z;
+}
+
+// [s = a + b] -> y = rms_norm(s | a) -> three linears (int8 and int4 weights, N = c, 13, 40), and a
+// later add of the norm's input to the first one's output (so the sum must be written, by the first
+// linear's prologue). Outputs: that add, the other two linears.
+ir::Graph PrologueGraph(int64_t c, bool add) {
+  ir::Graph g;
+  const int a = Add(g, "a", {ir::kSymbolicDim, c});
+  g.inputs = {a};
+  int x = a;
+  if (add) {
+    const int b = Add(g, "b", {ir::kSymbolicDim, c});
+    g.inputs.push_back(b);
+    x = Add(g, "s", {ir::kSymbolicDim, c});
+    g.ops.push_back(gpu_test::MakeOp("add", ir::OpType::Add, {a, b}, {x}));
+  }
+  const std::vector<float> w = RandomFloats(size_t(c), 11, 0.3f);
+  const int wt = Add(g, "w", {c});
+  g.tensors[size_t(wt)].data = OwnBytes(w.data(), w.size() * 4);
+  const int y = Add(g, "y", {ir::kSymbolicDim, c});
+  g.ops.push_back(gpu_test::MakeOp("norm", ir::OpType::RmsNorm, {x, wt}, {y}));
+  const int z1 = AddLinear(g, "l1", y, c, c, ir::Scheme::Q8CSW, 3);
+  const int z2 = AddLinear(g, "l2", y, c, 13, ir::Scheme::Q4GSW, 4);
+  const int z3 = AddLinear(g, "l3", y, c, 40, ir::Scheme::Q4GAW, 5);
+  const int r = Add(g, "r", {ir::kSymbolicDim, c});
+  g.ops.push_back(gpu_test::MakeOp("residual", ir::OpType::Add, {x, z1}, {r}));
+  g.outputs = {r, z2, z3};
+  return g;
+}
+
+// With --prologue-max-bytes (opt-in), one row: the rms_norm (and the residual add before it)
+// computed in the GEMV prologue of every workgroup of each linear reading it, no dispatch of its
+// own; the first linear writes the sum, which a later add reads. More rows, no limit given (the
+// default), a limit below the reads, or kept intermediates: the row kernel as before. Against the
+// reference either way.
+TEST(RowFusion, NormInGemvPrologues) {
+  auto profile = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(profile.ok());
+  const bool fits = profile->max_per_stage_descriptor_storage_buffers >= 6;
+  for (bool add : {true, false})
+    for (int64_t c : {64, 1024})
+      for (int64_t m : {1, 3})
+        for (int limit = 0; limit < 4; ++limit) {  // 64 MiB; --prologue-max-bytes 1; kept intermediates; default
+          const ir::Graph g = PrologueGraph(c, add);
+          const std::string what = std::string(add ? "add+norm" : "norm") + " C " + std::to_string(c) + " M " +
+                                   std::to_string(m) + " limit " + std::to_string(limit);
+          CompileOptions o;
+          o.tokens = {m};
+          o.select.force_accum = linear::Accum::IntDot;
+          if (limit < 3) o.select.prologue_max_bytes = limit == 1 ? 1 : 64ull << 20;
+          o.keep_intermediates = limit == 2;
+          auto bundle = CompileGraph(g, *profile, o, 0);
+          ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+          std::map<std::string, std::vector<float>> in;
+          Ran r;
+          ASSERT_TRUE(RunBundle(g, *bundle, m, &r, &in)) << what;
+          const bool prologue = fits && m == 1 && limit == 0;
+          const size_t norm = add ? 1 : 0;
+          EXPECT_EQ(r.variants[norm], prologue ? "fused" : add ? "add_rms_norm_f32_dq8ca" : "rms_norm_f32_dq8ca") << what;
+          const std::string suffix = prologue ? (add ? "_gemv_rowq_addnorm" : "_gemv_rowq_norm") : "_gemv";
+          for (size_t l = norm + 1; l < norm + 4; ++l) {
+            const std::string& v = r.variants[l];
+            EXPECT_EQ(v.substr(v.size() - std::min(v.size(), suffix.size())), suffix) << what << ": " << v;
+          }
+          Check(g, r, in, m, 2e-3, what);
+          gpu_test::ExpectNoValidationMessages(what);
+        }
 }
 
 TEST(RowFusion, OnlyWhereTheRowIsComplete) {

@@ -106,6 +106,11 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     if (v < 0 || v > 4096) return UserError("--gemv-max-m out of range");
     o.select.gemv_max_m = uint32_t(v);
   }
+  if (a.Has("--prologue-max-bytes")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--prologue-max-bytes"), "--prologue-max-bytes"));
+    if (v < 1 || v > (int64_t(1) << 40)) return UserError("--prologue-max-bytes out of range (1..2^40)");
+    o.select.prologue_max_bytes = uint64_t(v);
+  }
   return o;
 }
 
@@ -227,7 +232,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }  // namespace
 
 Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv", "--force-attention",
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
                           "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--sign-key"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
@@ -244,7 +249,7 @@ Status CmdCompile(const Args& a) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv", "--force-attention",
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
@@ -255,7 +260,7 @@ Status CmdInspect(const Args& a) {
   }
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--force-conv", "--force-attention",
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));

@@ -24,7 +24,7 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
   if (accum == Accum::CoopMat && !cm_khr) v += "nv";
   v += "_";
   v += AlgoName(algo);
-  if (xq_prologue) v += "_rowq";
+  if (xq_prologue) v += xq_add ? "_rowq_addnorm" : xq_norm ? "_rowq_norm" : "_rowq";
   return v;
 }
 
@@ -153,6 +153,9 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   const bool int_path = c.accum == Accum::IntDot || (cm && c.cm_int8);
   if (c.xq_prologue) {
     defs.push_back("VKQC_XQ_PROLOGUE");
+    if (c.xq_norm) defs.push_back("VKQC_XQ_NORM");
+    if (c.xq_add) defs.push_back("VKQC_XQ_ADD");
+    if (c.xq_add == 2) defs.push_back("VKQC_XQ_SUM");
     d.shared_memory_bytes += c.PrologueSharedBytes(s.k);
   } else if (s.act == ir::Scheme::DQ8CA && (int_path || s.x_int8)) {
     defs.push_back("VKQC_ACT_ROW");
@@ -200,6 +203,11 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     d.spec.push_back({14, c.mb});
     d.spec.push_back({15, c.subgroup_size ? c.subgroup_size : 32u});
     d.spec.push_back({16, c.unroll});
+    if (c.xq_norm) {
+      uint32_t eps;
+      std::memcpy(&eps, &c.xq_eps, 4);
+      d.spec.push_back({17, eps});
+    }
     d.local_size[0] = c.threads;
     d.local_size[1] = d.local_size[2] = 1;
     SplitGroups(Ceil(s.n, c.nr), p.max_compute_work_group_count[0], d.group_count);

@@ -53,6 +53,10 @@ struct SelectOptions {
   // Tiled GEMM override (tuning): rows per thread (4 or 8) and packed K words per step (a
   // multiple of 8 dividing the layer's padded K); 0 = chosen by selection.
   uint32_t gemm_rm = 0, gemm_bk4 = 0;
+  // GEMV prologues (xq_prologue, xq_norm): taken where the rows they read over all workgroups stay
+  // within this many bytes (`--prologue-max-bytes`); 0 = kPrologueBytes for the quantization
+  // alone, and no rms_norm in prologues (opt-in: it lost on the H100, norm/lower.cc).
+  uint64_t prologue_max_bytes = 0;
 };
 constexpr uint32_t kDefaultGemvMaxM = 8;
 // GEMV thresholds where a cooperative-matrix GEMM replaces the GEMV on a target that has one
@@ -68,7 +72,7 @@ constexpr uint32_t kCoopMatF16Int8GemvMaxM = 8;
 // rows cost more than the taller tile saved).
 constexpr uint64_t kMinWorkgroupsForTallTiles = 192;
 constexpr int64_t kMinTallTilesInt4DotGroup = 128;
-// The GEMV prologue quantization (LinearChoice::xq_prologue) is taken where the row's reads over
+// The GEMV prologue quantization (LinearChoice::xq_prologue) is taken where the rows it reads over
 // all workgroups stay below this (8 MiB: ~1 us of L2 bandwidth on an H100; a dependent dispatch
 // costs ~2 us there, bench/RESULTS.md).
 constexpr uint64_t kPrologueBytes = 8ull << 20;
@@ -100,6 +104,12 @@ struct LinearChoice {
   // itself (VKQC_XQ_PROLOGUE) instead of reading rows a quantize dispatch wrote. Decided at
   // lowering (it depends on whether another op already provides the quantized row).
   bool xq_prologue = false;
+  // With xq_prologue: the row is an rms_norm's output the prologue computes from the norm's input
+  // (VKQC_XQ_NORM), itself a residual add's sum (xq_add 1: VKQC_XQ_ADD; 2: this layer also writes
+  // the sum, VKQC_XQ_SUM). See kernels::LowerContext::RowPrologue.
+  bool xq_norm = false;
+  uint32_t xq_add = 0;
+  float xq_eps = 0;
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)
 
   std::string VariantName(const LinearShape& shape) const;

@@ -71,6 +71,28 @@ bool ConsumersQuantizePerToken(const kernels::LowerContext& ctx, int tensor) {
   return readers > 0;
 }
 
+namespace {
+bool PrologueFits(const kernels::LowerContext& ctx, const LinearShape& shape, const LinearChoice& choice,
+                  uint32_t rows, uint32_t buffers) {
+  const uint64_t limit = ctx.options().select.prologue_max_bytes ? ctx.options().select.prologue_max_bytes
+                                                                  : kPrologueBytes;
+  return !shape.x_int8 && shape.act == ir::Scheme::DQ8CA && choice.algo == Algo::Gemv &&
+         choice.accum == Accum::IntDot && shape.m == 1 && shape.k % 4 == 0 &&
+         uint64_t((shape.n + choice.nr - 1) / choice.nr) * uint64_t(shape.k) * 4 * rows <= limit &&
+         choice.SharedMemoryBytes() + choice.PrologueSharedBytes(shape.k) <=
+             ctx.profile().max_compute_shared_memory_size &&
+         buffers <= ctx.profile().max_per_stage_descriptor_storage_buffers;
+}
+}  // namespace
+
+bool TakesRowPrologue(const kernels::LowerContext& ctx, size_t i, uint32_t rows, uint32_t buffers) {
+  const ir::Op& op = ctx.op(i);
+  if (op.type != ir::OpType::Linear) return false;
+  const LinearShape shape = ShapeOf(ctx, op);
+  auto choice = SelectLinear(shape, ctx.profile(), ctx.options().select);
+  return choice.ok() && PrologueFits(ctx, shape, *choice, rows, buffers);
+}
+
 std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, const DispatchParams& ld) {
   std::ostringstream det;
   if (choice.accum == Accum::CoopMat)
@@ -121,14 +143,29 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const bool int_path = choice.accum == Accum::IntDot || (choice.accum == Accum::CoopMat && choice.cm_int8);
   // One row without a quantized copy yet: every GEMV workgroup quantizes it in its prologue, one
   // dependent dispatch less, where the row is small enough that re-reading it per workgroup costs
-  // less than the dispatch (kPrologueBytes of reads over all workgroups) and it fits shared memory.
-  const bool prologue =
-      int_path && !shape.x_int8 && shape.act == ir::Scheme::DQ8CA && choice.algo == Algo::Gemv &&
-      choice.accum == Accum::IntDot && shape.m == 1 && shape.k % 4 == 0 &&
-      uint64_t((shape.n + choice.nr - 1) / choice.nr) * uint64_t(shape.k) * 4 <= kPrologueBytes &&
-      choice.SharedMemoryBytes() + choice.PrologueSharedBytes(shape.k) <= ctx.profile().max_compute_shared_memory_size &&
-      !ctx.HasQuantized(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point);
-  if (prologue) {
+  // less than the dispatch (prologue_max_bytes of reads over all workgroups) and it fits shared memory.
+  // An rms_norm left to its readers' prologues (norm family): the prologue computes it too.
+  kernels::LowerContext::RowPrologue* rp = ctx.RowPrologueOf(op.inputs[0]);
+  std::vector<Bind> prologue_binds;
+  if (rp) {
+    choice.xq_prologue = choice.xq_norm = true;
+    choice.xq_eps = rp->eps;
+    prologue_binds.push_back(rp->gamma);
+    x = rp->x;
+    if (rp->b.vb >= 0) {
+      choice.xq_add = 1;
+      prologue_binds.push_back(rp->b);
+      if (rp->sum.vb >= 0) {  // the first reader lowered writes the sum
+        choice.xq_add = 2;
+        prologue_binds.push_back(rp->sum);
+        rp->sum.vb = -1;
+      }
+    }
+    quant_note = "; computes its input row in each workgroup's prologue: " +
+                 std::string(choice.xq_add ? "the residual add" + std::string(choice.xq_add == 2 ? " (written by this layer)" : "") + ", " : "") +
+                 "the rms_norm '" + ctx.op(rp->norm_op).name + "' and the per-token quantization (no row dispatch)";
+  } else if (int_path && PrologueFits(ctx, shape, choice, 1, 3) &&
+             !ctx.HasQuantized(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point)) {
     choice.xq_prologue = true;
     quant_note = "; quantizes its input row per token in each workgroup's prologue (no quantize dispatch)";
   } else if (int_path && !shape.x_int8) {
@@ -142,6 +179,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const auto ld = LinearDispatch(shape, choice, ctx.KeptAs<PackedLinear>(i), lc, ctx.profile());
   std::vector<Bind> binds{x, ctx.Constants(i), ctx.Write(op.outputs[0])};
   if (row_params.vb >= 0) binds.push_back(row_params);
+  binds.insert(binds.end(), prologue_binds.begin(), prologue_binds.end());
   ctx.Dispatch(ld, binds);
 
   pl.variant = choice.VariantName(shape);

@@ -1,5 +1,7 @@
 #include "compiler/kernels/norm/lower.h"
 
+#include <algorithm>
+
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/kernels/linear/lower.h"
 #include "compiler/kernels/quantize/lower.h"
@@ -60,6 +62,75 @@ Status LowerRow(kernels::LowerContext& ctx, size_t i, int add, bool quant, PlanL
   return {};
 }
 
+bool IsGraphOutput(const ir::Graph& g, int t) { return std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end(); }
+
+// A one-row rms_norm (and the residual add fused into it) whose output only linears read, each
+// taking the GEMV prologue (linear::TakesRowPrologue): no dispatch of its own; every workgroup of
+// those linears computes the row (the first one lowered also writes the sum where anything else
+// reads it, so every such reader must come after it), its norm and its quantization. One
+// dependent dispatch less per norm in a decode step. Never with kept intermediates (the norm's
+// output would not exist to check).
+// Opt-in (`--prologue-max-bytes`): on the H100 it lost. The 1b example's decode step at context
+// 128 took 1125 us with the row kernels, 1281 us with the norms before q/k/v in their prologues
+// (16 dispatches fewer) and 1361 us with all 32 (bench/RESULTS.md 2026-11-26 session 4): each
+// GEMV's weight loads wait for two row reductions, and kernels the change did not touch were
+// slower too.
+bool LeaveToPrologues(kernels::LowerContext& ctx, size_t i, int add, PlanLayer& pl) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Op& op = ctx.op(i);
+  const int y = op.outputs[0];
+  const int64_t c = ctx.tensor(op.inputs[0]).shape.back();
+  if (!ctx.options().select.prologue_max_bytes || ctx.options().keep_intermediates ||
+      ctx.tensor(op.inputs[0]).NumElements(ctx.tokens()) != c || IsGraphOutput(g, y))
+    return false;
+  std::vector<size_t> readers;
+  for (size_t j = 0; j < g.ops.size(); ++j) {
+    const ir::Op& r = g.ops[j];
+    if (std::count(r.inputs.begin(), r.inputs.end(), y) == 0) continue;
+    if (r.type != ir::OpType::Linear || r.inputs[0] != y || std::count(r.inputs.begin(), r.inputs.end(), y) != 1)
+      return false;
+    readers.push_back(j);
+  }
+  if (readers.empty()) return false;
+  kernels::LowerContext::RowPrologue p;
+  bool sum_read = false;
+  if (add >= 0) {
+    const ir::Op& a = ctx.op(size_t(add));
+    for (int t : a.inputs)
+      if (ctx.tensor(t).data) return false;  // a constant operand: bound differently, not fused
+    const int sum = a.outputs[0];
+    sum_read = IsGraphOutput(g, sum);
+    for (size_t j = 0; j < g.ops.size(); ++j) {
+      if (j == i || std::count(g.ops[j].inputs.begin(), g.ops[j].inputs.end(), sum) == 0) continue;
+      if (j <= readers[0]) return false;  // it would run before the sum is written
+      sum_read = true;
+    }
+    p.x = ctx.Read(a.inputs[0]);
+    p.b = ctx.Read(a.inputs[1]);
+    if (sum_read) p.sum = ctx.Write(sum);
+  } else {
+    p.x = ctx.Read(op.inputs[0]);
+  }
+  const uint32_t rows = add >= 0 ? 3 : 2;
+  for (size_t j : readers)  // x, weights, output, the norm's weight [, b [, the sum]]
+    if (!linear::TakesRowPrologue(ctx, j, rows, 2 + rows + (j == readers[0] && sum_read ? 1 : 0))) return false;
+  p.gamma = ctx.Constants(i);
+  p.eps = op.norm.eps;
+  p.norm_op = i;
+  ctx.ProvideRowPrologue(y, p);
+  pl.variant = "fused";
+  std::string names;
+  for (size_t j : readers) names += (names.empty() ? "'" : ", '") + ctx.op(j).name + "'";
+  pl.reason = std::string("computed in the GEMV prologue of every workgroup of ") + names + ": " +
+              (add >= 0 ? "the residual add '" + ctx.op(size_t(add)).name + "'" +
+                              (sum_read ? " (its sum written by '" + ctx.op(readers[0]).name + "')" : "") + ", "
+                        : std::string()) +
+              "the norm and the per-token int8 quantization; no dispatch of its own";
+  pl.detail = "1 row of " + std::to_string(c);
+  pl.weight_bytes = ctx.ConstantBytes(i);
+  return true;
+}
+
 // softmax over the last axis: one workgroup per row striding over it (any row length), shared
 // trees for the maximum and the sum.
 Status LowerSoftmax(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
@@ -82,6 +153,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
   if (op.type == ir::OpType::Softmax) return LowerSoftmax(ctx, i, pl);
   const int add = ctx.fuse().row_input[i];
+  if (LeaveToPrologues(ctx, i, add, pl)) return {};
   // The quantizing row kernel binds 2 more storage buffers (rows, parameters): only where they fit.
   const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]) &&
                      (add >= 0 ? 7u : 5u) <= ctx.profile().max_per_stage_descriptor_storage_buffers;
