@@ -61,6 +61,11 @@ layout(constant_id = 20) const uint LK = 32;
 layout(constant_id = 21) const uint BKW = 16;   // shared words along K per step (multiple of LK/KPW and 4)
 layout(constant_id = 22) const uint NSLOT = 2;  // int4 int path: chunk slots of weight sums/scales
 layout(constant_id = 23) const uint STAGES = 1; // shared operand buffers: 1, or 2 (one barrier per step)
+// VKQC_SPLITK (grouped weights on the int8 path): workgroup z computes K values [z * KSLICE,
+// (z + 1) * KSLICE) (KSLICE a multiple of the step and of the group) and writes its partial float
+// outputs, zero-point term subtracted, before bias / relu / requantization, to binding 2 as
+// [z][M][N]; linear_splitk.comp adds the slices in order and finishes them.
+layout(constant_id = 24) const uint KSLICE = 0;
 
 const uint NT = SG * WM * WN;
 const uint BM = WM * TM * LM;
@@ -218,6 +223,11 @@ void main() {
   const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint n0 = gl_WorkGroupID.x * BN;
   const uint m0 = gl_WorkGroupID.y * BM;
+#ifdef VKQC_SPLITK
+  const uint kbeg = gl_WorkGroupID.z * KSLICE, kend = min(K, kbeg + KSLICE);
+#else
+  const uint kbeg = 0u, kend = K;
+#endif
   const uint rbase = (sg / WN) * TM * LM;  // this subgroup's rows / columns within the block
   const uint cbase = (sg % WN) * TN * LN;
   const uint obase = sg * TILE4;           // its 32-bit tile in sAB (outside the K loop)
@@ -307,14 +317,14 @@ void main() {
     if (u < B_UNITS) STORE_B(i, u, ks, sb0)                                                       \
   }
 
-  PREFETCH(0u)
-  for (uint k0 = 0u; k0 < K; k0 += BK) {
-    const uint sb0 = STAGES == 2u && ((k0 / BK) & 1u) != 0u ? AB_WORDS : 0u;  // this step's buffer
-    if (STAGES == 1u || k0 == 0u) {
+  PREFETCH(kbeg)
+  for (uint k0 = kbeg; k0 < kend; k0 += BK) {
+    const uint sb0 = STAGES == 2u && (((k0 - kbeg) / BK) & 1u) != 0u ? AB_WORDS : 0u;  // this step's buffer
+    if (STAGES == 1u || k0 == kbeg) {
       barrier();  // every subgroup is done with the previous step's shared tiles
       STORE(k0, sb0)
       barrier();
-      if (k0 + BK < K) {
+      if (k0 + BK < kend) {
         PREFETCH(k0 + BK)
       }
     }
@@ -346,9 +356,9 @@ void main() {
 #endif
 #if defined(VKQC_CM_INT) && defined(VKQC_WG) && !defined(VKQC_CM_G1)
       // End of a group: fold its int32 accumulators into fp32 (LK == 32: one chunk per MulAdd).
-      const uint kend = k0 + (s + 1u) * LK;
-      if (kend % GS == 0u && kend <= K) {
-        const uint sb = ((kend / 32u - 1u) % NSLOT) * BN + cbase;  // the group's last chunk's scales
+      const uint kg = k0 + (s + 1u) * LK;
+      if (kg % GS == 0u && kg <= K) {
+        const uint sb = ((kg / 32u - 1u) % NSLOT) * BN + cbase;  // the group's last chunk's scales
         [[unroll]] for (uint j = 0u; j < TN; ++j)
           [[unroll]] for (int c = 0; c < idx.length(); ++c) {
             const float sc = sSc[sb + j * LN + (floatBitsToUint(idx[c]) & 0xFFu)];
@@ -362,11 +372,11 @@ void main() {
     if (STAGES == 2u) {
       // The next step into the other buffer (last read by the previous step, which every
       // subgroup finished before the previous barrier), then the step after it into registers.
-      if (k0 + BK < K) {
+      if (k0 + BK < kend) {
         STORE(k0 + BK, AB_WORDS - sb0)
       }
       barrier();
-      if (k0 + 2u * BK < K) {
+      if (k0 + 2u * BK < kend) {
         PREFETCH(k0 + 2u * BK)
       }
     }
@@ -407,6 +417,11 @@ void main() {
         [[unroll]] for (uint q = 0u; q < 4u; ++q)
           if (n + q < N) word |= requantize(finish(n + q, output_value(v[q], m, n + q, rt + r))) << (8u * q);
         yq[m * N4P + n / 4u] = word;
+      }
+#elif defined(VKQC_SPLITK)
+      for (uint e = lane; e < LM * LN; e += SG) {
+        const uint r = e / LN, m = mt + r, n = nt + e % LN;
+        if (m < M && n < N) y[(gl_WorkGroupID.z * M + m) * N + n] = output_value(sAB[obase + e / 4u][e % 4u], m, n, rt + r);
       }
 #else
       for (uint e = lane; e < LM * LN; e += SG) {

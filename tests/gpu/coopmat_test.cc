@@ -48,8 +48,10 @@ const TargetProfile& CoopMatProfile() {
   return p;
 }
 
-std::vector<uint8_t> CompileForced(const ir::Graph& g, bool nv = false, bool two_buffers = false, bool tall = false) {
+std::vector<uint8_t> CompileForced(const ir::Graph& g, bool nv = false, bool two_buffers = false, bool tall = false,
+                                   uint32_t ksplit = 0) {
   CompileOptions o;
+  o.select.cm_ksplit = ksplit;
   o.select.force_accum = Accum::CoopMat;
   o.select.cm_nv = nv;
   if (tall) {  // as the selection's default for grouped weights from M = 256 on, at any M
@@ -167,6 +169,7 @@ struct Combo {
   bool nv = false;  // VK_NV_cooperative_matrix (--coopmat-nv) instead of the KHR translation
   bool two_buffers = false;  // int8 operands: two shared operand buffers (16 K words per step)
   bool tall = false;         // 8x2 subgroups of 2x2 tiles (the 256x64 block grouped weights take from M = 256 on)
+  uint32_t ksplit = 0;       // K slices (--coopmat-split): 0 the selection's (small grids split K), 1 none
 };
 
 // One layer with the cooperative matrix forced, against the reference.
@@ -188,7 +191,7 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
         << " relu=" << s.relu << (c.nv ? " NV" : "");
   SCOPED_TRACE(where.str());
   const ir::Graph g = testing_graphs::MakeQLayer(s, seed);
-  const auto bundle = CompileForced(g, c.nv, c.two_buffers, c.tall);
+  const auto bundle = CompileForced(g, c.nv, c.two_buffers, c.tall, c.ksplit);
   ASSERT_FALSE(bundle.empty());
   if (c.two_buffers) {  // the selection keeps them (they fit the target)
     linear::SelectOptions so;
@@ -232,6 +235,15 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
   const bool fp16 = c.act == ir::Scheme::Float && !c.x_int8;
   EXPECT_NE(variant.find(std::string(fp16 ? "_cmf16" : "_cm") + (c.nv ? "nv_gemm" : "_gemm")), std::string::npos)
       << variant;
+  if (c.ksplit == 1) {
+    EXPECT_EQ(variant.find("_splitk"), std::string::npos) << variant;
+  }
+  // Forced slices split every K of more than one unit of whole steps (128 values) and groups.
+  int64_t unit = 128;
+  while (c.gs && unit % c.gs) unit += 128;
+  if (c.ksplit > 1 && k > unit) {
+    EXPECT_NE(variant.find("_splitk"), std::string::npos) << variant;
+  }
 
   ref::RunOptions ro;
   ro.integer_path = integer;
@@ -322,6 +334,10 @@ const Combo kIntCombos[] = {
     {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32, false, false, true},
     {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA, false, true, 128, false, false, true},
     {ir::Scheme::Q8GSW, ir::Scheme::Q8TA, true, false, 64, false, false, true},
+    // K slices: the small grids above split K by default; forced off, and 3 slices
+    {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32, false, false, false, 1},
+    {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, true, 32, false, false, false, 3},
+    {ir::Scheme::Q4GAW, ir::Scheme::Q8TA, false, false, 96, false, false, false, 3},  // groups straddle steps
 };
 
 std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
@@ -332,6 +348,7 @@ std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
   if (c.nv) n += "_nv";
   if (c.two_buffers) n += "_2buf";
   if (c.tall) n += "_tall";
+  if (c.ksplit) n += "_split" + std::to_string(c.ksplit);
   return n;
 }
 

@@ -106,6 +106,11 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     if (v < 0 || v > 4096) return UserError("--gemv-max-m out of range");
     o.select.gemv_max_m = uint32_t(v);
   }
+  if (a.Has("--coopmat-split")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--coopmat-split"), "--coopmat-split"));
+    if (v < 1 || v > 64) return UserError("--coopmat-split out of range (1..64)");
+    o.select.cm_ksplit = uint32_t(v);
+  }
   if (a.Has("--prologue-max-bytes")) {
     VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--prologue-max-bytes"), "--prologue-max-bytes"));
     if (v < 1 || v > (int64_t(1) << 40)) return UserError("--prologue-max-bytes out of range (1..2^40)");
@@ -233,7 +238,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 
 Status CmdCompile(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
-                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
+                          "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--sign-key"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
     return UserError("usage: vkqc compile MODEL.vkqg --target NAME -o OUT.vkqb");
@@ -250,7 +255,7 @@ Status CmdCompile(const Args& a) {
 
 Status CmdInspect(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
-                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--gemm-shape",
+                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
   if (!EndsWith(a.pos[0], ".vkqb")) {  // a model: its summary, then (with --target) the compiled plan
@@ -261,7 +266,7 @@ Status CmdInspect(const Args& a) {
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
     for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
-                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile"})
+                          "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));
     bytes = *b;

@@ -43,7 +43,7 @@ commands:
                                              an exact scheme (error printed per tensor)
   compile MODEL.vkqg|GRAPH.json|MODEL.gguf --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv|rows] [--force-accum dot|dequant|cm]
-          [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW[xSTAGES]]] [--gemm-shape RMxBK4]
+          [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW[xSTAGES]]] [--coopmat-split N] [--gemm-shape RMxBK4]
           [--gemv-max-m N] [--prologue-max-bytes B] [--force-conv im2col|direct] [--force-attention rows|tiled]
           [--keep-intermediates] [--sign-key KEY]
           cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for
@@ -51,6 +51,7 @@ commands:
           it with fp16 operands; --coopmat-nv: VK_NV_cooperative_matrix even where the target
           has VK_KHR_cooperative_matrix; --coopmat-tile: subgroups and matrix tiles per workgroup;
           --gemm-shape: the tiled GEMM's rows per thread (4, 8) and K words per step (8, 16, ...)
+          --coopmat-split: K slices of the int8 cooperative matrix for grouped weights (1: none)
           --prologue-max-bytes: one-row GEMVs compute their input row (quantization, rms_norm,
           residual add) in every workgroup's prologue while those reads stay within B bytes
           --sign-key: sign the bundle (Ed25519 private key: `vkqc keygen`, or OpenSSL's PEM)

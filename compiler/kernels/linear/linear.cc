@@ -25,6 +25,7 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
   v += "_";
   v += AlgoName(algo);
   if (xq_prologue) v += xq_add ? "_rowq_addnorm" : xq_norm ? "_rowq_norm" : "_rowq";
+  if (accum == Accum::CoopMat && cm_ksplit > 1) v += "_splitk";
   return v;
 }
 
@@ -160,7 +161,9 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   } else if (s.act == ir::Scheme::DQ8CA && (int_path || s.x_int8)) {
     defs.push_back("VKQC_ACT_ROW");
   }
-  if (s.out_q8) defs.push_back("VKQC_OUT_Q8");
+  const bool split = cm && c.cm_ksplit > 1;  // float partial outputs; the second dispatch finishes them
+  if (s.out_q8 && !split) defs.push_back("VKQC_OUT_Q8");
+  if (split) defs.push_back("VKQC_SPLITK");
   const uint32_t gs = s.Grouped() ? uint32_t(s.group_size) : 32u;
   d.spec = {{2, uint32_t(s.m)},     {3, uint32_t(s.n)},  {4, uint32_t(s.k)},  {5, PackedK4(s.k)},
             {6, pk.kw},             {7, gs},             {8, pk.scale_off},   {9, pk.zp_off},
@@ -178,11 +181,12 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
                         {18, c.cm_m}, {19, c.cm_n}, {20, c.cm_k}, {21, c.cm_bkw}, {22, std::max(1u, c.cm_nslot)},
                         {23, c.cm_stages}})
       d.spec.push_back(v);
+    if (split) d.spec.push_back({24, c.cm_kslice});
     d.local_size[0] = nt;
     d.local_size[1] = d.local_size[2] = 1;
     d.group_count[0] = Ceil(s.n, c.CmBlockN());
     d.group_count[1] = Ceil(s.m, c.CmBlockM());
-    d.group_count[2] = 1;
+    d.group_count[2] = split ? c.cm_ksplit : 1;
     d.required_subgroup_size = c.cm_pin_subgroup ? c.cm_sg : 0;
   } else if (c.algo == Algo::Gemm) {
     d.shader.source = "linear_gemm.comp";
@@ -214,6 +218,24 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     d.group_count[2] = Ceil(s.m, c.mb);
     d.required_subgroup_size = c.subgroup_size;
   }
+  return d;
+}
+
+DispatchParams SplitKReduceDispatch(const LinearShape& s, const LinearChoice& c, const PackedLinear& pk,
+                                    const LinearConsts& k, const TargetProfile& p) {
+  DispatchParams d;
+  const uint32_t flags = (s.relu ? kFlagRelu : 0) | (s.relu6 ? kFlagRelu6 : 0) | (s.has_bias ? kFlagBias : 0);
+  d.push = Bytes(LinearPush{k.act_scale, k.act_zero_point, flags, 1.0f / k.out_scale, k.out_zero_point, {0, 0, 0}});
+  d.shader = {"linear_splitk.comp", {}};
+  if (s.out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
+  const uint32_t local = std::min<uint32_t>(128, p.max_compute_work_group_invocations);
+  d.spec = {{0, local}, {2, uint32_t(s.m)}, {3, uint32_t(s.n)}, {11, pk.bias_off}, {12, PackedK4(s.n)},
+            {13, c.cm_ksplit}};
+  d.local_size[0] = local;
+  d.local_size[1] = d.local_size[2] = 1;
+  const uint64_t items = uint64_t(s.m) * (s.out_q8 ? PackedK4(s.n) : uint64_t(s.n));
+  SplitGroups(Ceil(int64_t(items), local), p.max_compute_work_group_count[0], d.group_count);
+  d.group_count[2] = 1;
   return d;
 }
 

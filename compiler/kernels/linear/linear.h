@@ -50,6 +50,9 @@ struct SelectOptions {
   // Cooperative-matrix tile override (tuning): subgroups wm x wn, tiles per subgroup tm x tn,
   // K words per step, shared operand buffers (1 or 2); 0 = chosen by selection.
   uint32_t cm_wm = 0, cm_wn = 0, cm_tm = 0, cm_tn = 0, cm_bkw = 0, cm_stages = 0;
+  // K slices of the cooperative matrix (grouped weights on the int8 path; `--coopmat-split N`):
+  // 0 = chosen by selection, 1 = none.
+  uint32_t cm_ksplit = 0;
   // Tiled GEMM override (tuning): rows per thread (4 or 8) and packed K words per step (a
   // multiple of 8 dividing the layer's padded K); 0 = chosen by selection.
   uint32_t gemm_rm = 0, gemm_bk4 = 0;
@@ -98,6 +101,9 @@ struct LinearChoice {
   bool cm_int8 = true;  // int8 operands (quantized activations) or fp16 (float activations)
   uint32_t cm_m = 16, cm_n = 16, cm_k = 32, cm_sg = 32, cm_wm = 2, cm_wn = 4, cm_tm = 4, cm_tn = 2,
            cm_bkw = 16, cm_stages = 1, cm_nslot = 0;
+  // Split K: cm_ksplit workgroups along z, each over cm_kslice K values, partial outputs added by
+  // a second dispatch (linear_splitk.comp); 1 = the whole K in one workgroup.
+  uint32_t cm_ksplit = 1, cm_kslice = 0;
   bool cm_pin_subgroup = false;
   bool cm_khr = false;  // VK_KHR_cooperative_matrix (the NV module translated); else VK_NV_cooperative_matrix
   // GEMV at M = 1 on the int path with dq8ca activations: each workgroup quantizes the float row
@@ -221,6 +227,10 @@ struct LinearConsts {
 };
 DispatchParams LinearDispatch(const LinearShape& shape, const LinearChoice& choice, const PackedLinear& packed,
                               const LinearConsts& consts, const TargetProfile& profile);
+// The split-K cooperative matrix's second dispatch (choice.cm_ksplit > 1): adds the [ksplit][M][N]
+// partial outputs (binding 0) and applies bias / relu / requantization into the output (binding 2).
+DispatchParams SplitKReduceDispatch(const LinearShape& shape, const LinearChoice& choice, const PackedLinear& packed,
+                                    const LinearConsts& consts, const TargetProfile& profile);
 // int8 graph inputs/outputs: dense [M][K] bytes <-> packed [M][K4P] words.
 DispatchParams RepackDispatch(bool to_packed, int64_t m, int64_t k, const TargetProfile& profile);
 

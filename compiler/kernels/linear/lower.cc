@@ -100,7 +100,10 @@ std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, c
         << choice.cm_bkw * (choice.cm_int8 ? 4 : 2) << ", " << choice.cm_wm << "x" << choice.cm_wn
         << " subgroups of " << choice.cm_sg << (choice.cm_pin_subgroup ? " (pinned)" : "") << ", " << choice.cm_tm
         << "x" << choice.cm_tn << " matrices of " << choice.cm_m << "x" << choice.cm_n << "x" << choice.cm_k
-        << " each" << (choice.cm_stages > 1 ? ", 2 shared operand buffers" : "");
+        << " each" << (choice.cm_stages > 1 ? ", 2 shared operand buffers" : "")
+        << (choice.cm_ksplit > 1 ? ", K split in " + std::to_string(choice.cm_ksplit) + " slices of " +
+                                       std::to_string(choice.cm_kslice) + " (partial outputs added by a second dispatch)"
+                                 : std::string());
   else if (choice.algo == Algo::Gemm)
     det << "tile " << choice.ty * choice.rm << "x" << choice.tx * choice.rn << "x" << choice.bk4 * 4
         << ", workgroup " << choice.tx << "x" << choice.ty << ", " << choice.rm << "x" << choice.rn
@@ -180,7 +183,16 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   std::vector<Bind> binds{x, ctx.Constants(i), ctx.Write(op.outputs[0])};
   if (row_params.vb >= 0) binds.push_back(row_params);
   binds.insert(binds.end(), prologue_binds.begin(), prologue_binds.end());
-  ctx.Dispatch(ld, binds);
+  if (choice.accum == Accum::CoopMat && choice.cm_ksplit > 1) {  // partial outputs, then their sum
+    const Bind part = ctx.Scratch(uint64_t(choice.cm_ksplit) * uint64_t(shape.m) * uint64_t(shape.n) * 4,
+                                  ctx.tensor(op.outputs[0]).name + ".splitk");
+    binds[2] = part;
+    ctx.Dispatch(ld, binds);
+    ctx.Dispatch(SplitKReduceDispatch(shape, choice, ctx.KeptAs<PackedLinear>(i), lc, ctx.profile()),
+                 {part.AsRead(), ctx.Constants(i), ctx.Write(op.outputs[0])});
+  } else {
+    ctx.Dispatch(ld, binds);
+  }
 
   pl.variant = choice.VariantName(shape);
   pl.reason = choice.reason + quant_note;

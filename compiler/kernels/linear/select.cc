@@ -12,6 +12,9 @@ constexpr int64_t kMaxExactK = 65793;
 // Fewer cooperative-matrix workgroups than this leave a large GPU idle (the H100 has 132
 // multiprocessors): measured, 64 blocks of 128x128 lose to 64x64 blocks, 112 win; see PlanCoopMat.
 constexpr uint64_t kMinCmBlocks = 96;
+// Split K (PlanCoopMat): slices until this many workgroups, at most kMaxKSplit of them.
+constexpr uint64_t kSplitKBlocks = 256;
+constexpr uint32_t kMaxKSplit = 8;
 
 uint32_t FloorPow2(uint32_t v) {
   uint32_t p = 1;
@@ -160,6 +163,30 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   if (uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) > p.max_compute_work_group_count[1] ||
       uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN()) > p.max_compute_work_group_count[0])
     return "too many workgroups for the target's workgroup count limits";
+  // Split K where even the small blocks leave fewer than kMinCmBlocks workgroups (grouped weights
+  // on the int8 path): each workgroup's K loop is latency-bound, so K slices of whole steps and
+  // groups run side by side (up to kSplitKBlocks workgroups, at most kMaxKSplit slices) and a
+  // second dispatch adds their partial outputs.
+  c.cm_ksplit = 1;
+  c.cm_kslice = 0;
+  if (o.cm_ksplit > 1 && !grouped8)
+    return "split K needs grouped weights on the int8 path (int4, q8gsw with quantized activations)";
+  if (grouped8 && o.cm_ksplit != 1) {
+    const uint64_t blocks = uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) * uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN());
+    const uint32_t bk = c.cm_bkw * 4, gs = uint32_t(s.group_size);
+    uint32_t unit = bk;  // whole steps and whole groups: the least common multiple
+    while (unit % gs) unit += bk;
+    const uint32_t units = uint32_t((s.k + unit - 1) / unit);
+    uint32_t want = o.cm_ksplit ? o.cm_ksplit
+                                : blocks < kMinCmBlocks ? uint32_t(std::min<uint64_t>(kMaxKSplit, (kSplitKBlocks + blocks - 1) / blocks))
+                                                        : 1;
+    want = std::min(want, units);
+    if (want > 1) {
+      c.cm_kslice = ((units + want - 1) / want) * unit;
+      c.cm_ksplit = uint32_t((s.k + c.cm_kslice - 1) / c.cm_kslice);
+      if (c.cm_ksplit > p.max_compute_work_group_count[2]) return "too many K slices for the target's workgroup count limits";
+    }
+  }
   return "";
 }
 
@@ -264,16 +291,14 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     if (plan && probe.cm_int8 && s.Quantized() && !s.Grouped() && blocks >= 16) {
       gemv_max = std::min(gemv_max, blocks >= 64 ? p.coopmat_gemv_max_m : 4 * p.coopmat_gemv_max_m);
       cm_rule = " (the int8 cooperative-matrix threshold" + std::string(blocks >= 64 ? "" : ", x4 for a narrow layer") + ")";
-    } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && blocks >= 64) {
-      // Measured on 128-wide blocks. A layer with fewer than 64 of those has 64-wide ones here only
-      // because its grid is small (the small-grid rule), and its cooperative matrix's K loop is
-      // latency-bound: H100 q4gsw g32 14336x4096 M = 16: 142.3 us against the GEMV's 93.3
-      // (bench/RESULTS.md 2026-11-26 session 3). Twice the threshold there: the crossover above
-      // M = 16 is not measured.
-      const bool narrow = (uint64_t(s.n) + 127) / 128 < 64;
-      gemv_max = std::min(gemv_max, narrow ? 2 * kCoopMatGroupedGemvMaxM : kCoopMatGroupedGemvMaxM);
-      cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") +
-                (narrow ? ", x2 for fewer than 64 column blocks of 128)" : ")");
+    } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && (uint64_t(s.n) + 127) / 128 >= 16) {
+      // Every layer of at least 16 column blocks of 128, since small grids split K (PlanCoopMat;
+      // H100 q4gsw g32, bench/RESULTS.md 2026-11-26 session 4): at M = 16 the cooperative matrix
+      // 14336x4096 71.3 us (GEMV 93.6), 4096x4096 28.5 (38.3), 8192x2048 28.7 (30.7), 2048x8192
+      // 26.2 (39.1); at M = 8 the GEMV 59.5 (68.7), 23.0 (27.8), 24.5 (28.4), 29.5 (25.7). Smaller
+      // layers keep the ordinary threshold (not measured: launch-bound either way).
+      gemv_max = std::min(gemv_max, kCoopMatGroupedGemvMaxM);
+      cm_rule = " (the grouped int8 cooperative-matrix threshold)";
     } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && blocks >= 32) {
       gemv_max = std::min(gemv_max, s.Int4() ? kCoopMatF16Int4GemvMaxM : kCoopMatF16Int8GemvMaxM);
       cm_rule = " (the fp16 cooperative-matrix threshold)";

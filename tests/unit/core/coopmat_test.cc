@@ -178,6 +178,56 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
   EXPECT_EQ(forced->CmBlockM(), 128u);
 }
 
+// Grouped weights on the int8 path whose blocks (64x64 after the small-grid rule) still give fewer
+// than 96 workgroups split K into slices of whole steps and groups, up to 256 workgroups and 8
+// slices; --coopmat-split 1 keeps one slice, N forces N (refused for int8 weights).
+TEST(CoopMatSelect, SplitKForSmallGrids) {
+  const TargetProfile p = Load("nvidia-hopper");
+  struct Case {
+    int64_t gs, m, k, n;
+    uint32_t forced, ksplit, kslice;
+  } cases[] = {
+      {32, 16, 14336, 4096, 0, 4, 3584},   // 64 blocks of 64x64: 4 slices
+      {32, 64, 14336, 4096, 0, 4, 3584},
+      {32, 128, 14336, 4096, 0, 1, 0},     // 128 blocks
+      {32, 512, 8192, 2048, 0, 1, 0},      // 256
+      {32, 16, 4096, 14336, 0, 1, 0},      // 112 blocks of 64x128
+      {32, 16, 4096, 4096, 0, 4, 1024},
+      {128, 16, 2048, 512, 0, 8, 256},     // 8 blocks: at most 8 slices
+      {256, 16, 1000 + 24, 512, 0, 4, 256},  // K 1024 in groups of 256: 4 slices of one group
+      {96, 16, 960, 512, 0, 3, 384},       // whole steps (128) and groups (96): slices of 384
+      {32, 16, 14336, 4096, 1, 1, 0},      // --coopmat-split 1
+      {32, 16, 14336, 4096, 3, 3, 4864},   // forced: 3 slices of 38 steps
+      {32, 16, 256, 4096, 8, 2, 128},      // no more slices than steps
+  };
+  for (const Case& c : cases) {
+    const LinearShape s = Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, c.gs, c.m, c.k, c.n);
+    SelectOptions o;
+    o.force_accum = Accum::CoopMat;
+    o.force_algo = Algo::Gemm;
+    o.cm_ksplit = c.forced;
+    auto ch = SelectLinear(s, p, o);
+    ASSERT_TRUE(ch.ok()) << ch.error().message;
+    const std::string what = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) + " g" +
+                             std::to_string(c.gs) + " forced " + std::to_string(c.forced);
+    EXPECT_EQ(ch->cm_ksplit, c.ksplit) << what;
+    EXPECT_EQ(ch->cm_kslice, c.kslice) << what;
+    EXPECT_EQ(ch->VariantName(s).find("_splitk") != std::string::npos, c.ksplit > 1) << what;
+    if (c.ksplit > 1) {
+      EXPECT_EQ(ch->cm_kslice % 128, 0u) << what;
+      EXPECT_EQ(ch->cm_kslice % uint32_t(c.gs), 0u) << what;
+      EXPECT_LT(uint64_t(ch->cm_kslice) * (ch->cm_ksplit - 1), uint64_t(c.k)) << what;  // no empty slice
+      EXPECT_GE(uint64_t(ch->cm_kslice) * ch->cm_ksplit, uint64_t(c.k)) << what;
+    }
+  }
+  SelectOptions o;
+  o.force_accum = Accum::CoopMat;
+  o.cm_ksplit = 2;
+  auto q8 = SelectLinear(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q8CSW, 0, 16, 4096, 512), p, o);
+  ASSERT_FALSE(q8.ok());
+  EXPECT_TRUE(Has(q8.error().message, "split K needs grouped weights")) << q8.error().message;
+}
+
 // nvidia-hopper's coopmat_gemv_max_m (3, measured with bench/crossover.sh): the int8 cooperative
 // matrix takes over from the GEMV at M = 4 for wide layers, at M = 13 for layers of 16 to 63
 // column blocks; small layers, int4 weights and --no-coopmat keep the ordinary threshold (64).
@@ -228,11 +278,14 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
       // Groups of 32 too since the per-group fold got cheap (H100: 74.7 us against the GEMV's 131.5).
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 16, 4096, 2048, false, "linear_dq8ca_q4gsw_dot_gemv"},  // narrow
-      // 32 column blocks of 128 (64 of the small-grid rule's 64): the GEMV to M = 16 (H100
-      // 14336x4096 g32 M = 16: 93.3 us against 142.3), the cooperative matrix above.
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 14336, 4096, false, "linear_dq8ca_q4gsw_dot_gemv"},
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 17, 14336, 4096, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      // Narrower layers too since small grids split K (H100 14336x4096 g32 M = 16: 71.3 us against
+      // the GEMV's 93.6); below 16 column blocks of 128 the ordinary threshold (64).
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 16, 4096, 2048, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 14336, 4096, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 9, 14336, 4096, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 14336, 4096, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 32, 8192, 2048, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 64, 2048, 1920, false, "linear_dq8ca_q4gsw_dot_gemv"},  // 15 blocks
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 4, 4096, 14336, true, "linear_q4gsw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 5, 4096, 14336, true, "linear_q4gsw_cmf16_gemm"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_q4gsw_dequant_gemv"},  // no fp16
@@ -434,7 +487,8 @@ TEST(CoopMatShaders, BundleRequirements) {
     for (const auto* layer : *bundle->programs()->Get(0)->layers()) {
       if (layer->op()->str() != "linear") continue;
       ++found;
-      EXPECT_EQ(layer->variant()->str(), fp16 ? "linear_q4gaw_cmf16_gemm" : "linear_dq8ca_q4gaw_q8to_cm_gemm");
+      // (A small int8 layer: K split, CoopMatSelect.SplitKForSmallGrids.)
+      EXPECT_EQ(layer->variant()->str(), fp16 ? "linear_q4gaw_cmf16_gemm" : "linear_dq8ca_q4gaw_q8to_cm_gemm_splitk");
       EXPECT_EQ(layer->integer_path(), !fp16);
     }
     EXPECT_EQ(found, 1);
