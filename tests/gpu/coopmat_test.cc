@@ -49,9 +49,13 @@ const TargetProfile& CoopMatProfile() {
 }
 
 std::vector<uint8_t> CompileForced(const ir::Graph& g, bool nv = false, bool two_buffers = false, bool tall = false,
-                                   uint32_t ksplit = 0) {
+                                   uint32_t ksplit = 0, bool small = false) {
   CompileOptions o;
   o.select.cm_ksplit = ksplit;
+  if (small) {  // as the selection's default for wide layers at decode-sized batches
+    o.select.cm_wm = o.select.cm_wn = 2;
+    o.select.cm_tm = o.select.cm_tn = 1;
+  }
   o.select.force_accum = Accum::CoopMat;
   o.select.cm_nv = nv;
   if (tall) {  // as the selection's default for grouped weights from M = 256 on, at any M
@@ -170,6 +174,7 @@ struct Combo {
   bool two_buffers = false;  // int8 operands: two shared operand buffers (16 K words per step)
   bool tall = false;         // 8x2 subgroups of 2x2 tiles (the 256x64 block grouped weights take from M = 256 on)
   uint32_t ksplit = 0;       // K slices (--coopmat-split): 0 the selection's (small grids split K), 1 none
+  bool small = false;        // 2x2 subgroups of one tile (the 32x32 block of decode-sized batches)
 };
 
 // One layer with the cooperative matrix forced, against the reference.
@@ -191,7 +196,7 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
         << " relu=" << s.relu << (c.nv ? " NV" : "");
   SCOPED_TRACE(where.str());
   const ir::Graph g = testing_graphs::MakeQLayer(s, seed);
-  const auto bundle = CompileForced(g, c.nv, c.two_buffers, c.tall, c.ksplit);
+  const auto bundle = CompileForced(g, c.nv, c.two_buffers, c.tall, c.ksplit, c.small);
   ASSERT_FALSE(bundle.empty());
   if (c.two_buffers) {  // the selection keeps them (they fit the target)
     linear::SelectOptions so;
@@ -338,6 +343,9 @@ const Combo kIntCombos[] = {
     {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32, false, false, false, 1},
     {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, true, 32, false, false, false, 3},
     {ir::Scheme::Q4GAW, ir::Scheme::Q8TA, false, false, 96, false, false, false, 3},  // groups straddle steps
+    // 32x32 blocks (2x2 subgroups of one tile), with and without K slices
+    {ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32, false, false, false, 0, true},
+    {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, true, 128, false, false, false, 2, true},
 };
 
 std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
@@ -349,6 +357,7 @@ std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
   if (c.two_buffers) n += "_2buf";
   if (c.tall) n += "_tall";
   if (c.ksplit) n += "_split" + std::to_string(c.ksplit);
+  if (c.small) n += "_small";
   return n;
 }
 

@@ -12,9 +12,11 @@ constexpr int64_t kMaxExactK = 65793;
 // Fewer cooperative-matrix workgroups than this leave a large GPU idle (the H100 has 132
 // multiprocessors): measured, 64 blocks of 128x128 lose to 64x64 blocks, 112 win; see PlanCoopMat.
 constexpr uint64_t kMinCmBlocks = 96;
-// Split K (PlanCoopMat): slices until this many workgroups, at most kMaxKSplit of them.
+// Split K (PlanCoopMat): slices until this many workgroups, at most kMaxKSplit of them, for
+// batches of at most kSplitKMaxM rows.
 constexpr uint64_t kSplitKBlocks = 256;
 constexpr uint32_t kMaxKSplit = 8;
+constexpr int64_t kSplitKMaxM = 64;
 
 uint32_t FloorPow2(uint32_t v) {
   uint32_t p = 1;
@@ -122,8 +124,20 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // 8192x2048 M=512 (64) 182.7 -> 137.5, 14336x4096 M=128 (32) 313.8 -> 150.0; with 112 blocks
   // (4096x14336 M=128: 107.3 vs 132.3) and more (2048x8192 M=512, 256: 103.4 vs 136.3) the large
   // block stays ahead.
-  if (grouped8 && !o.cm_tm && !o.cm_tn) {
-    const uint64_t blocks = uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) * uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN());
+  // Decode-sized batches (M <= kSplitKMaxM) of wide layers take 32x32 blocks (4 subgroups of one
+  // tile) where the columns alone give kSplitKBlocks of them: 4096x14336 M = 8 / 16 / 32 48.5 /
+  // 53.8 / 55.9 us against 65.2 / 73.9 / 74.7 with 64x128 blocks (bench/RESULTS.md 2026-11-26
+  // session 4); narrower ones (14336x4096: 128 column blocks, 129.8 us at M = 16, each workgroup's
+  // K loop 112 steps) keep the rules below, K slices included (71.1).
+  const auto blocks_of = [&](uint32_t bm, uint32_t bn) {
+    return uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
+  };
+  if (grouped8 && !o.cm_wm && !o.cm_wn && !o.cm_tm && !o.cm_tn && s.m <= kSplitKMaxM &&
+      blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks) {
+    c.cm_wm = c.cm_wn = 2;
+    c.cm_tm = c.cm_tn = 1;
+  } else if (grouped8 && !o.cm_tm && !o.cm_tn) {
+    const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
     if (blocks < kMinCmBlocks) {
       c.cm_tm = c.cm_tn = 1;
       if (!o.cm_wm) c.cm_wm = 4;  // the 64x64 block measured (also where the tall block gave too few)
@@ -171,8 +185,11 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   c.cm_kslice = 0;
   if (o.cm_ksplit > 1 && !grouped8)
     return "split K needs grouped weights on the int8 path (int4, q8gsw with quantized activations)";
-  if (grouped8 && o.cm_ksplit != 1) {
-    const uint64_t blocks = uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) * uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN());
+  // Only for decode-sized batches: at the 1b example's prefill (M = 512) its 2048x512 layers ran
+  // faster apart (23.9 -> 17.7 us) but the step took 10.10 -> 10.62 ms, their slices and sums no
+  // longer overlapping the q projection.
+  if (grouped8 && (o.cm_ksplit > 1 || (o.cm_ksplit == 0 && s.m <= kSplitKMaxM))) {
+    const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
     const uint32_t bk = c.cm_bkw * 4, gs = uint32_t(s.group_size);
     uint32_t unit = bk;  // whole steps and whole groups: the least common multiple
     while (unit % gs) unit += bk;

@@ -159,6 +159,11 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
       {ir::Scheme::Q8GSW, 128, 2048, 512, 64, 64},
       {ir::Scheme::Q8CSW, 128, 2048, 512, 128, 128},   // int8 weights: not measured, unchanged
       {ir::Scheme::Q8CSW, 512, 2048, 8192, 128, 128},  // int8 weights keep 128x128 at M = 512
+      // Up to 64 rows, layers of at least 256 columns blocks of 32 take 32x32 blocks.
+      {ir::Scheme::Q4GSW, 16, 4096, 14336, 32, 32},
+      {ir::Scheme::Q4GSW, 64, 2048, 8192, 32, 32},
+      {ir::Scheme::Q4GSW, 65, 2048, 8192, 64, 64},     // 65 rows: 128x128 gives 64 blocks, then 64x64
+      {ir::Scheme::Q4GSW, 16, 14336, 4096, 64, 64},    // 128 column blocks of 32: 64x64 (and K slices)
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(ir::Scheme::DQ8CA, c.w, c.w == ir::Scheme::Q8CSW ? 0 : 32, c.m, c.k, c.n);
@@ -199,6 +204,9 @@ TEST(CoopMatSelect, SplitKForSmallGrids) {
       {32, 16, 14336, 4096, 1, 1, 0},      // --coopmat-split 1
       {32, 16, 14336, 4096, 3, 3, 4864},   // forced: 3 slices of 38 steps
       {32, 16, 256, 4096, 8, 2, 128},      // no more slices than steps
+      {32, 65, 14336, 4096, 0, 1, 0},      // more than 64 rows: one slice (prefill overlaps layers)
+      {32, 512, 2048, 512, 2, 2, 1024},    // unless forced
+      {32, 16, 2048, 8192, 0, 1, 0},       // 32x32 blocks: 256 of them
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, c.gs, c.m, c.k, c.n);
@@ -487,8 +495,7 @@ TEST(CoopMatShaders, BundleRequirements) {
     for (const auto* layer : *bundle->programs()->Get(0)->layers()) {
       if (layer->op()->str() != "linear") continue;
       ++found;
-      // (A small int8 layer: K split, CoopMatSelect.SplitKForSmallGrids.)
-      EXPECT_EQ(layer->variant()->str(), fp16 ? "linear_q4gaw_cmf16_gemm" : "linear_dq8ca_q4gaw_q8to_cm_gemm_splitk");
+      EXPECT_EQ(layer->variant()->str(), fp16 ? "linear_q4gaw_cmf16_gemm" : "linear_dq8ca_q4gaw_q8to_cm_gemm");
       EXPECT_EQ(layer->integer_path(), !fp16);
     }
     EXPECT_EQ(found, 1);
