@@ -17,6 +17,8 @@ constexpr uint64_t kMinCmBlocks = 96;
 constexpr uint64_t kSplitKBlocks = 256;
 constexpr uint32_t kMaxKSplit = 8;
 constexpr int64_t kSplitKMaxM = 64;
+// 32x32 cooperative-matrix blocks for wide grouped layers up to this many rows (PlanCoopMat).
+constexpr int64_t kSmallBlocksMaxM = 32;
 
 uint32_t FloorPow2(uint32_t v) {
   uint32_t p = 1;
@@ -124,15 +126,15 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // 8192x2048 M=512 (64) 182.7 -> 137.5, 14336x4096 M=128 (32) 313.8 -> 150.0; with 112 blocks
   // (4096x14336 M=128: 107.3 vs 132.3) and more (2048x8192 M=512, 256: 103.4 vs 136.3) the large
   // block stays ahead.
-  // Decode-sized batches (M <= kSplitKMaxM) of wide layers take 32x32 blocks (4 subgroups of one
-  // tile) where the columns alone give kSplitKBlocks of them: 4096x14336 M = 8 / 16 / 32 48.5 /
-  // 53.8 / 55.9 us against 65.2 / 73.9 / 74.7 with 64x128 blocks (bench/RESULTS.md 2026-11-26
-  // session 4); narrower ones (14336x4096: 128 column blocks, 129.8 us at M = 16, each workgroup's
-  // K loop 112 steps) keep the rules below, K slices included (71.1).
+  // Batches of up to 32 rows of wide layers take 32x32 blocks (4 subgroups of one tile) where the
+  // columns alone give kSplitKBlocks of them: 4096x14336 M = 16 / 32 72.7 / 68.9 -> 52.4 / 55.5
+  // us, 8192x28672 M = 16 268 -> 210 (bench/RESULTS.md 2026-11-26 session 4); at M = 64 they lost
+  // (99.0 -> 105.7, 379 -> 413). Narrower layers (14336x4096: 128 column blocks, 129.8 us at
+  // M = 16, each workgroup's K loop 112 steps) keep the rules below, K slices included (71.1).
   const auto blocks_of = [&](uint32_t bm, uint32_t bn) {
     return uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
   };
-  if (grouped8 && !o.cm_wm && !o.cm_wn && !o.cm_tm && !o.cm_tn && s.m <= kSplitKMaxM &&
+  if (grouped8 && !o.cm_wm && !o.cm_wn && !o.cm_tm && !o.cm_tn && s.m <= kSmallBlocksMaxM &&
       blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks) {
     c.cm_wm = c.cm_wn = 2;
     c.cm_tm = c.cm_tn = 1;
