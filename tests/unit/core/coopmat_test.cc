@@ -162,7 +162,9 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
       // Up to 32 rows, layers of at least 256 columns blocks of 32 take 32x32 blocks.
       {ir::Scheme::Q4GSW, 16, 4096, 14336, 32, 32},
       {ir::Scheme::Q4GSW, 32, 2048, 8192, 32, 32},
-      {ir::Scheme::Q4GSW, 33, 2048, 8192, 64, 64},     // 33 rows: 64 blocks of 128x128, then 64x64
+      {ir::Scheme::Q4GSW, 33, 2048, 8192, 64, 64},     // 33 to 64 rows: 64x64 blocks
+      {ir::Scheme::Q4GSW, 64, 4096, 14336, 64, 64},
+      {ir::Scheme::Q4GSW, 65, 4096, 14336, 128, 128},  // 65 rows: 112 blocks of 128x128
       {ir::Scheme::Q4GSW, 65, 2048, 8192, 64, 64},     // 65 rows: 128x128 gives 64 blocks, then 64x64
       {ir::Scheme::Q4GSW, 16, 14336, 4096, 64, 64},    // 128 column blocks of 32: 64x64 (and K slices)
   };
