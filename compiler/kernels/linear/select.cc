@@ -322,8 +322,13 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       // 14336x4096 71.3 us (GEMV 93.6), 4096x4096 28.5 (38.3), 8192x2048 28.7 (30.7), 2048x8192
       // 26.2 (39.1); at M = 8 the GEMV 59.5 (68.7), 23.0 (27.8), 24.5 (28.4), 29.5 (25.7). Smaller
       // layers keep the ordinary threshold (not measured: launch-bound either way).
-      gemv_max = std::min(gemv_max, kCoopMatGroupedGemvMaxM);
-      cm_rule = " (the grouped int8 cooperative-matrix threshold)";
+      // Wide layers of short K, which take 32x32 blocks at small M (PlanCoopMat): the cooperative
+      // matrix from M = 8 (4096x14336 48.4 us against the GEMV's 52.8, 2048x8192 23.5 against 28.0;
+      // with K = 8192 / 14336 the GEMV keeps M = 8: 8192x28672 153.0 against 197.1; at M = 4 the
+      // GEMV everywhere: 29.7 against 48.1). Measured with groups of 32 only.
+      const bool short_k = s.k <= 4096 && s.group_size == 32 && (uint64_t(s.n) + 31) / 32 >= kSplitKBlocks;
+      gemv_max = std::min(gemv_max, short_k ? kCoopMatGroupedGemvMaxM - 1 : kCoopMatGroupedGemvMaxM);
+      cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096 in groups of 32)" : ")");
     } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && blocks >= 32) {
       gemv_max = std::min(gemv_max, s.Int4() ? kCoopMatF16Int4GemvMaxM : kCoopMatF16Int8GemvMaxM);
       cm_rule = " (the fp16 cooperative-matrix threshold)";

@@ -129,9 +129,9 @@ TEST(CoopMatSelect, HopperPicksItForTheIntPath) {
   EXPECT_EQ(small->accum, Accum::CoopMat);
   EXPECT_EQ(small->CmBlockM(), 32u);
   // Decode stays on the GEMV.
-  auto decode = SelectLinear(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8), p, {});
+  auto decode = SelectLinear(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 7), p, {});
   ASSERT_TRUE(decode.ok());
-  EXPECT_EQ(decode->VariantName(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8)), "linear_dq8ca_q4gsw_dot_gemv");
+  EXPECT_EQ(decode->VariantName(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 7)), "linear_dq8ca_q4gsw_dot_gemv");
 }
 
 // Grouped weights on the int8 path take 64x64 blocks (16 subgroups of one tile) where their
@@ -259,7 +259,7 @@ TEST(CoopMatSelect, GemvThresholdAgainstTheCooperativeMatrix) {
       {ir::Scheme::Q8CSW, 64, 256, 1024, false, "linear_q8ta_q8csw_dot_gemv"},     // 8 blocks: 64
       {ir::Scheme::Q8CSW, 65, 256, 1024, false, "linear_q8ta_q8csw_cm_gemm"},
       {ir::Scheme::Q8CSW, 8, 4096, 14336, true, "linear_q8ta_q8csw_dot_gemv"},     // --no-coopmat
-      {ir::Scheme::Q4GSW, 8, 4096, 14336, false, "linear_q8ta_q4gsw_dot_gemv"},    // int4: no cm
+      {ir::Scheme::Q4GSW, 7, 4096, 14336, false, "linear_q8ta_q4gsw_dot_gemv"},    // int4: not this threshold
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(ir::Scheme::Q8TA, c.w, 32, c.m, c.k, c.n);
@@ -287,7 +287,12 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 9, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
       // Groups of 32 too since the per-group fold got cheap (H100: 74.7 us against the GEMV's 131.5).
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      // Wide layers of K <= 4096: the cooperative matrix from M = 8 (4096x14336: 48.4 us against 52.8).
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 7, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 2048, 8192, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 8192, 28672, false, "linear_dq8ca_q4gsw_dot_gemv"},  // K 8192
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 4096, false, "linear_dq8ca_q4gsw_dot_gemv"},   // 128 blocks of 32
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
       // Narrower layers too since small grids split K (H100 14336x4096 g32 M = 16: 71.3 us against
       // the GEMV's 93.6); below 16 column blocks of 128 the ordinary threshold (64).
