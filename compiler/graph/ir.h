@@ -2,6 +2,7 @@
 // Ownership: a Graph owns its tensors; constant bytes are shared views into one immutable
 // blob (the file that was read, or the buffers an importer built), so copies are cheap.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -265,6 +266,7 @@ struct Graph {
 
   int FindTensor(const std::string& name) const;  // -1 if absent
   bool HasSymbolicDim() const;
+  bool IsOutput(int t) const { return std::find(outputs.begin(), outputs.end(), t) != outputs.end(); }
 };
 
 }  // namespace vkqc::ir

@@ -27,7 +27,6 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
     for (int t : g.ops[i].outputs) producer[size_t(t)] = int(i);
     for (int t : g.ops[i].inputs) consumers[size_t(t)].push_back(int(i));
   }
-  auto is_output = [&](int t) { return std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end(); };
   for (size_t j = 0; j < n; ++j) {
     const ir::Op& op = g.ops[j];
     if (!fold.folded[j].empty()) continue;
@@ -52,13 +51,13 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
       if (a.type != ir::OpType::Rope || b.type != ir::OpType::Rope || !(a.rope == b.rope) ||
           a.inputs[1] != op.inputs[5] || b.inputs[1] != op.inputs[5] || a.rope.head_dim != op.attention.head_dim)
         continue;
-      if (consumers[size_t(q)].size() != 1 || consumers[size_t(k)].size() != 1 || is_output(q) || is_output(k)) continue;
+      if (consumers[size_t(q)].size() != 1 || consumers[size_t(k)].size() != 1 || g.IsOutput(q) || g.IsOutput(k)) continue;
       p.emitted_by[size_t(rq)] = p.emitted_by[size_t(rk)] = int(j);
       p.rope_q[j] = rq;
       p.rope_k[j] = rk;
     } else if (conv::IsPointwise(g, op) && g.tensors[size_t(op.inputs[0])].dtype == ir::DType::I8) {
       const int x = op.inputs[0], i = producer[size_t(x)];
-      if (i < 0 || p.emitted_by[size_t(i)] >= 0 || consumers[size_t(x)].size() != 1 || is_output(x)) continue;
+      if (i < 0 || p.emitted_by[size_t(i)] >= 0 || consumers[size_t(x)].size() != 1 || g.IsOutput(x)) continue;
       if (!conv::IsInt8Depthwise(g, g.ops[size_t(i)])) continue;
       p.emitted_by[size_t(i)] = int(j);
       p.conv_dw[j] = i;
@@ -69,7 +68,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
         if (i < 0 || y == other || g.ops[size_t(i)].type != ir::OpType::Conv2d || p.emitted_by[size_t(i)] >= 0 ||
             p.conv_add[size_t(i)] >= 0)
           continue;
-        if (g.tensors[size_t(y)].dtype != ir::DType::I8 || consumers[size_t(y)].size() != 1 || is_output(y)) continue;
+        if (g.tensors[size_t(y)].dtype != ir::DType::I8 || consumers[size_t(y)].size() != 1 || g.IsOutput(y)) continue;
         if (producer[size_t(other)] >= i) continue;  // the other operand must exist when the convolution runs
         p.emitted_by[j] = i;
         p.conv_add[size_t(i)] = int(j);
@@ -77,7 +76,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
       }
     } else if (conv::IsInt8GlobalAvgPool(g, op)) {
       const int y = op.inputs[0], i = producer[size_t(y)];
-      if (i < 0 || p.emitted_by[size_t(i)] >= 0 || consumers[size_t(y)].size() != 1 || is_output(y)) continue;
+      if (i < 0 || p.emitted_by[size_t(i)] >= 0 || consumers[size_t(y)].size() != 1 || g.IsOutput(y)) continue;
       // (y is int8, and its only reader is this pool: no add can be computed by the same conv.)
       const ir::Op& c = g.ops[size_t(i)];
       if (!conv::IsPointwise(g, c) || g.tensors[size_t(c.inputs[0])].dtype != ir::DType::I8) continue;
@@ -86,7 +85,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
     } else if (op.type == ir::OpType::Mul) {
       const int a = op.inputs[0], i = producer[size_t(a)];
       if (i < 0 || g.ops[size_t(i)].type != ir::OpType::Silu || p.emitted_by[size_t(i)] >= 0) continue;
-      if (consumers[size_t(a)].size() != 1 || is_output(a) || op.inputs[1] == a) continue;
+      if (consumers[size_t(a)].size() != 1 || g.IsOutput(a) || op.inputs[1] == a) continue;
       if (g.tensors[size_t(op.inputs[1])].shape != g.tensors[size_t(a)].shape) continue;  // a broadcasting mul
       p.emitted_by[size_t(i)] = int(j);
       p.row_input[j] = i;

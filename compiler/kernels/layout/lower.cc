@@ -14,7 +14,6 @@ std::vector<int64_t> Concrete(const kernels::LowerContext& ctx, const ir::Tensor
   return s;
 }
 
-bool IsGraphOutput(const ir::Graph& g, int t) { return std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end(); }
 
 // The shaders index values (and int8 bytes) in 32 bits.
 Status CheckIndexable(const kernels::LowerContext& ctx, size_t i, int t) {
@@ -68,7 +67,7 @@ Status LowerReshape(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     ctx.Dispatch(d, {ctx.Read(op.inputs[0]), ctx.Write(op.outputs[0])});
     pl.variant = int8 ? "reshape_i8_copy" : "reshape_f32_copy";
     pl.reason = "the device bytes are unchanged, but '" + y.name + "' " +
-                (IsGraphOutput(ctx.graph(), op.outputs[0]) ? "is a graph output, which has its own buffer"
+                (ctx.graph().IsOutput(op.outputs[0]) ? "is a graph output, which has its own buffer"
                                                            : "needs its own buffer") +
                 ": one copy";
   } else {

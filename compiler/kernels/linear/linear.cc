@@ -80,6 +80,12 @@ DispatchParams RowWordsDispatch(const char* shader, int64_t m, int64_t k, uint64
   d.group_count[2] = 1;
   return d;
 }
+// The linear shaders' push constants (LinearPush): per-tensor activation and output
+// parameters, bias / relu / relu6 flags.
+std::vector<uint8_t> PushBytes(const LinearShape& s, const LinearConsts& k) {
+  const uint32_t flags = (s.relu ? kFlagRelu : 0) | (s.relu6 ? kFlagRelu6 : 0) | (s.has_bias ? kFlagBias : 0);
+  return Bytes(LinearPush{k.act_scale, k.act_zero_point, flags, 1.0f / k.out_scale, k.out_zero_point, {0, 0, 0}});
+}
 }  // namespace
 
 DispatchParams QuantizeDispatch(ir::Scheme act, int64_t m, int64_t k, float scale, int32_t zero_point,
@@ -134,9 +140,7 @@ DispatchParams RepackDispatch(bool to_packed, int64_t m, int64_t k, const Target
 DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const PackedLinear& pk,
                               const LinearConsts& k, const TargetProfile& p) {
   DispatchParams d;
-  const uint32_t flags = (s.relu ? kFlagRelu : 0) | (s.relu6 ? kFlagRelu6 : 0) | (s.has_bias ? kFlagBias : 0);
-  LinearPush push{k.act_scale, k.act_zero_point, flags, 1.0f / k.out_scale, k.out_zero_point, {0, 0, 0}};
-  d.push = Bytes(push);
+  d.push = PushBytes(s, k);
   d.shared_memory_bytes = c.SharedMemoryBytes();
   auto& defs = d.shader.defines;
   const bool cm = c.accum == Accum::CoopMat;
@@ -224,8 +228,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
 DispatchParams SplitKReduceDispatch(const LinearShape& s, const LinearChoice& c, const PackedLinear& pk,
                                     const LinearConsts& k, const TargetProfile& p) {
   DispatchParams d;
-  const uint32_t flags = (s.relu ? kFlagRelu : 0) | (s.relu6 ? kFlagRelu6 : 0) | (s.has_bias ? kFlagBias : 0);
-  d.push = Bytes(LinearPush{k.act_scale, k.act_zero_point, flags, 1.0f / k.out_scale, k.out_zero_point, {0, 0, 0}});
+  d.push = PushBytes(s, k);  // linear_common.glslh's push block: finish() and requantize() read it
   d.shader = {"linear_splitk.comp", {}};
   if (s.out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
   const uint32_t local = std::min<uint32_t>(128, p.max_compute_work_group_invocations);

@@ -62,8 +62,6 @@ Status LowerRow(kernels::LowerContext& ctx, size_t i, int add, bool quant, PlanL
   return {};
 }
 
-bool IsGraphOutput(const ir::Graph& g, int t) { return std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end(); }
-
 // A one-row rms_norm (and the residual add fused into it) whose output only linears read, each
 // taking the GEMV prologue (linear::TakesRowPrologue): no dispatch of its own; every workgroup of
 // those linears computes the row (the first one lowered also writes the sum where anything else
@@ -81,7 +79,7 @@ bool LeaveToPrologues(kernels::LowerContext& ctx, size_t i, int add, PlanLayer& 
   const int y = op.outputs[0];
   const int64_t c = ctx.tensor(op.inputs[0]).shape.back();
   if (!ctx.options().select.prologue_max_bytes || ctx.options().keep_intermediates ||
-      ctx.tensor(op.inputs[0]).NumElements(ctx.tokens()) != c || IsGraphOutput(g, y))
+      ctx.tensor(op.inputs[0]).NumElements(ctx.tokens()) != c || g.IsOutput(y))
     return false;
   std::vector<size_t> readers;
   for (size_t j = 0; j < g.ops.size(); ++j) {
@@ -99,7 +97,7 @@ bool LeaveToPrologues(kernels::LowerContext& ctx, size_t i, int add, PlanLayer& 
     for (int t : a.inputs)
       if (ctx.tensor(t).data) return false;  // a constant operand: bound differently, not fused
     const int sum = a.outputs[0];
-    sum_read = IsGraphOutput(g, sum);
+    sum_read = g.IsOutput(sum);
     for (size_t j = 0; j < g.ops.size(); ++j) {
       if (j == i || std::count(g.ops[j].inputs.begin(), g.ops[j].inputs.end(), sum) == 0) continue;
       if (j <= readers[0]) return false;  // it would run before the sum is written
