@@ -437,6 +437,32 @@ vkqc_status vkqc_model_layer_info(vkqc_model m, uint32_t program, uint32_t index
   return Report(Ok());
 }
 
+vkqc_status vkqc_model_layer_statistics(vkqc_model m, uint32_t program, uint32_t index,
+                                        vkqc_pipeline_statistic* out, uint32_t* inout_count) {
+  if (!ValidProgram(m, program) || !inout_count) return Invalid("null argument or program out of range");
+  if (!m->ctx->capture_statistics)
+    return Invalid("pipeline statistics are captured only for a context created with capture_pipeline_statistics");
+  const auto& ls = m->programs[program].layers;
+  if (index >= ls.size()) return Report(Fail(VKQC_ERROR_NOT_FOUND, "layer index out of range"));
+  const LayerInfo& l = ls[index];
+  const auto* pr = m->view.bundle->programs()->Get(program);
+  uint32_t n = 0, dispatch = 0;
+  for (uint32_t ci = l.first_command; ci < l.first_command + l.command_count; ++ci) {
+    if (fbb::Command(pr->commands_type()->Get(ci)) != fbb::Command::Dispatch) continue;
+    const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
+    for (const auto& st : m->statistics[d->pipeline()]) {
+      if (out) {
+        if (n == *inout_count) break;
+        out[n] = {dispatch, st.name.c_str(), st.description.c_str(), st.value};
+      }
+      ++n;
+    }
+    ++dispatch;
+  }
+  *inout_count = n;
+  return Report(Ok());
+}
+
 vkqc_status vkqc_model_run_timed(vkqc_model m, uint32_t program, double* layer_ns, double* total_ns) {
   if (!ValidProgram(m, program) || !total_ns) return Invalid("null argument or program out of range");
   if (auto e = m->Settle(); !e.ok()) return Report(e);

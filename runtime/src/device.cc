@@ -90,6 +90,8 @@ struct FeatureChain {
   VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cmnv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   khr::CoopMatFeatures cmkhr{khr::kStypeCoopMatFeatures, nullptr, VK_FALSE, VK_FALSE};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pexe{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
 
   // Core aggregates where the API version has them (Vulkan12 from 1.2, Vulkan13 from 1.3);
   // otherwise the extension structs when present (never both: the spec forbids it).
@@ -109,6 +111,10 @@ struct FeatureChain {
     if (Has(exts, khr::kCoopMatExtension)) {
       *next = &cmkhr;
       next = &cmkhr.pNext;
+    }
+    if (Has(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+      *next = &pexe;
+      next = &pexe.pNext;
     }
     if (api >= VK_API_VERSION_1_3) {
       *next = &v13;
@@ -149,6 +155,7 @@ struct FeatureChain {
     v13.computeFullSubgroups = v.computeFullSubgroups;
     v13.shaderIntegerDotProduct = v.shaderIntegerDotProduct;
     v13.synchronization2 = VK_FALSE;
+    pexe.pipelineExecutableInfo = VK_FALSE;  // enabled by CreateContext where the option asks
   }
 };
 
@@ -232,6 +239,11 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
   ctx->trusted_keys.resize(o.trusted_key_count);
   if (o.trusted_key_count) std::memcpy(ctx->trusted_keys.data(), o.trusted_keys, size_t(o.trusted_key_count) * 32);
   ctx->alloc = static_cast<const VkAllocationCallbacks*>(o.allocation_callbacks);
+  if (o.capture_pipeline_statistics && o.external)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT,
+                "capture_pipeline_statistics needs a device the runtime creates (an external device's extensions are "
+                "the app's choice)");
+  ctx->capture_statistics = o.capture_pipeline_statistics != 0;
   if (LoadVulkanLoader() != VK_SUCCESS)
     return Fail(VKQC_ERROR_NO_DEVICE, "the Vulkan loader (libvulkan.so.1, or libvulkan.so as on Android) could not be loaded");
   uint32_t api = 0;
@@ -372,7 +384,15 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
 
   if (ctx->owns_device) {
     const VkBool32 robust = fc.f2.features.robustBufferAccess;
+    const VkBool32 exe_info = fc.pexe.pipelineExecutableInfo;
     fc.Trim();
+    if (ctx->capture_statistics) {
+      if (!Has(ctx->caps.extensions, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) || !exe_info)
+        return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE,
+                    "capture_pipeline_statistics: " + ctx->caps.name + " lacks " +
+                        VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME + " (pipelineExecutableInfo)");
+      fc.pexe.pipelineExecutableInfo = VK_TRUE;
+    }
     if (o.robust_buffer_access) {
       if (!robust) return Fail(VKQC_ERROR_NO_DEVICE, "robust buffer access was requested but the device lacks robustBufferAccess");
       fc.f2.features.robustBufferAccess = VK_TRUE;
@@ -395,6 +415,7 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
     }
     if (ctx->caps.cooperative_matrix_nv) dexts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     if (ctx->caps.cooperative_matrix_khr) dexts.push_back(khr::kCoopMatExtension);
+    if (ctx->capture_statistics) dexts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = ctx->queue_family;

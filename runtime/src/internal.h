@@ -104,6 +104,7 @@ struct vkqc_context_t {
   bool validate_spirv = false;                   // vkqc_context_options.validate_spirv
   std::vector<vkqc::Ed25519Key> trusted_keys;    // vkqc_context_options.trusted_keys
   bool fence_pending = false;                    // `fence` belongs to a submission that timed out
+  bool capture_statistics = false;               // vkqc_context_options.capture_pipeline_statistics
 
   void Log(vkqc_log_level level, const std::string& msg) const {
     if (log) log(log_user_data, level, msg.c_str());

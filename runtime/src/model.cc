@@ -178,12 +178,52 @@ Err vkqc_model_t::CreatePipelines() {
       ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     }
     ci.layout = lay;
+    if (ctx->capture_statistics) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   }
   pipelines.assign(np, VK_NULL_HANDLE);
   if (np) {
     if (VkResult r = vkCreateComputePipelines(ctx->device, ctx->cache, np, cis.data(), ctx->alloc, pipelines.data());
         r != VK_SUCCESS)
       return VkFail(r, "vkCreateComputePipelines");
+  }
+  if (ctx->capture_statistics) return CaptureStatistics();
+  return Ok();
+}
+
+// The driver's statistics of every pipeline (one executable each: a compute pipeline has one
+// stage; should a driver report several, their statistics follow one another).
+Err vkqc_model_t::CaptureStatistics() {
+  statistics.assign(pipelines.size(), {});
+  for (size_t i = 0; i < pipelines.size(); ++i) {
+    VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    pi.pipeline = pipelines[i];
+    uint32_t ne = 0;
+    if (VkResult r = vkGetPipelineExecutablePropertiesKHR(ctx->device, &pi, &ne, nullptr); r != VK_SUCCESS)
+      return VkFail(r, "vkGetPipelineExecutablePropertiesKHR");
+    for (uint32_t e = 0; e < ne; ++e) {
+      VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+      ei.pipeline = pipelines[i];
+      ei.executableIndex = e;
+      uint32_t ns = 0;
+      if (VkResult r = vkGetPipelineExecutableStatisticsKHR(ctx->device, &ei, &ns, nullptr); r != VK_SUCCESS)
+        return VkFail(r, "vkGetPipelineExecutableStatisticsKHR");
+      std::vector<VkPipelineExecutableStatisticKHR> st(ns, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+      if (VkResult r = vkGetPipelineExecutableStatisticsKHR(ctx->device, &ei, &ns, st.data()); r < VK_SUCCESS)
+        return VkFail(r, "vkGetPipelineExecutableStatisticsKHR");
+      st.resize(ns);
+      for (const auto& x : st) {
+        double v = 0;
+        switch (x.format) {
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: v = x.value.b32 ? 1 : 0; break;
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: v = double(x.value.i64); break;
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: v = double(x.value.u64); break;
+          case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: v = x.value.f64; break;
+          default: continue;  // a format this header does not know
+        }
+        statistics[i].push_back({std::string(x.name, strnlen(x.name, VK_MAX_DESCRIPTION_SIZE)),
+                                 std::string(x.description, strnlen(x.description, VK_MAX_DESCRIPTION_SIZE)), v});
+      }
+    }
   }
   return Ok();
 }

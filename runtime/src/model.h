@@ -63,6 +63,11 @@ struct vkqc_model_t {
   std::vector<VkDescriptorSetLayout> set_layouts;  // per pipeline
   std::vector<VkPipelineLayout> layouts;           // per pipeline
   std::vector<VkPipeline> pipelines;
+  struct Statistic {
+    std::string name, description;
+    double value = 0;
+  };
+  std::vector<std::vector<Statistic>> statistics;  // per pipeline (context capture_pipeline_statistics)
   VkDescriptorPool pool = VK_NULL_HANDLE;
   std::vector<vkqc::rt::Program> programs;
   std::vector<vkqc::rt::StateInfo> states;  // KV caches shared by all programs
@@ -96,6 +101,7 @@ struct vkqc_model_t {
   void DestroyBuffer(vkqc::rt::Buffer* b);
   vkqc::rt::Err Upload(uint64_t staging_bytes, bool force_staging);
   vkqc::rt::Err CreatePipelines();
+  vkqc::rt::Err CaptureStatistics();
   vkqc::rt::Err CreateDescriptors();
   vkqc::rt::Err Poison();
   vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer);

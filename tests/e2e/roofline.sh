@@ -87,6 +87,19 @@ bench_has_percentages "bench --roofline nvidia-hopper: percentages"
 expect_ok "bench without a roofline" bench "$B" --tokens 1 --min-ms 5
 if ! out_has "%"; then ok "bench without a roofline prints no percentages"; else fail "bench without a roofline prints no percentages" "$(last_run_report)"; fi
 
+echo "== bench --pipeline-stats"
+# The driver's statistics per dispatch where the device has VK_KHR_pipeline_executable_properties;
+# a refusal naming the extension where it has not (lavapipe of Debian 12).
+vk bench "$B" --tokens 1 --min-ms 5 --validation --pipeline-stats
+if [ "$RC" -eq 0 ] && ! crashed && out_has "pipeline statistics (the driver's, per dispatch):" &&
+   grep -qE '^  .+ \[.+\] #0: .+=' "$OUT_FILE"; then
+  ok "bench --pipeline-stats: a line of statistics per dispatch"
+elif [ "$RC" -eq 1 ] && ! crashed && err_has "lacks VK_KHR_pipeline_executable_properties"; then
+  ok "bench --pipeline-stats: refused where the device lacks the extension"
+else
+  fail "bench --pipeline-stats" "expected statistics, or a refusal naming the extension" "$(last_run_report)"
+fi
+
 echo "== bad input"
 expect_error "roofline: unknown option" "unknown option --frob" -- roofline --frob
 expect_error "roofline: positional argument" "usage: vkqc roofline" -- roofline extra

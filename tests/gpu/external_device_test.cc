@@ -185,22 +185,8 @@ std::vector<uint8_t> Bundle() {
   return b.ok() ? *b : std::vector<uint8_t>{};
 }
 
-// Loads `bundle` on `ctx`, runs its program with input x, returns output 0.
 std::vector<float> RunOn(vkqc_context ctx, const std::vector<uint8_t>& bundle, const std::vector<float>& x) {
-  vkqc_model m = nullptr;
-  vkqc_model_options mo;
-  vkqc_model_options_init(&mo);
-  mo.poison_memory = 1;
-  EXPECT_EQ(vkqc_model_load(ctx, bundle.data(), bundle.size(), &mo, &m), VKQC_OK) << vkqc_last_error();
-  if (!m) return {};
-  vkqc_tensor_info info;
-  EXPECT_EQ(vkqc_model_output_info(m, 0, 0, &info), VKQC_OK);
-  std::vector<float> y(info.size_bytes / 4, -1.0f);
-  EXPECT_EQ(vkqc_model_write_input(m, 0, 0, x.data(), x.size() * 4), VKQC_OK) << vkqc_last_error();
-  EXPECT_EQ(vkqc_model_run(m, 0), VKQC_OK) << vkqc_last_error();
-  EXPECT_EQ(vkqc_model_read_output(m, 0, 0, y.data(), y.size() * 4), VKQC_OK) << vkqc_last_error();
-  vkqc_model_destroy(m);
-  return y;
+  return gpu_test::RunOnContext(ctx, bundle, x);
 }
 
 TEST(ExternalDevice, AdoptedDeviceRunsLikeAnOwnedOne) {

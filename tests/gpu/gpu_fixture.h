@@ -97,6 +97,30 @@ inline ::testing::AssertionResult LoadAndRun(const std::vector<uint8_t>& bundle,
   return ::testing::AssertionSuccess();
 }
 
+// Loads `bundle` on `ctx` (poisoned memory), runs program 0 once with f32 input x and returns
+// output 0 as floats; keeps the model in *keep (the caller destroys it) or destroys it.
+inline std::vector<float> RunOnContext(vkqc_context ctx, const std::vector<uint8_t>& bundle,
+                                       const std::vector<float>& x, vkqc_model* keep = nullptr) {
+  vkqc_model m = nullptr;
+  vkqc_model_options mo;
+  vkqc_model_options_init(&mo);
+  mo.poison_memory = 1;
+  EXPECT_EQ(vkqc_model_load(ctx, bundle.data(), bundle.size(), &mo, &m), VKQC_OK) << vkqc_last_error();
+  if (!m) return {};
+  vkqc_tensor_info info;
+  EXPECT_EQ(vkqc_model_output_info(m, 0, 0, &info), VKQC_OK);
+  std::vector<float> y(info.size_bytes / 4, -1.0f);
+  EXPECT_EQ(vkqc_model_write_input(m, 0, 0, x.data(), x.size() * 4), VKQC_OK) << vkqc_last_error();
+  EXPECT_EQ(vkqc_model_run(m, 0), VKQC_OK) << vkqc_last_error();
+  EXPECT_EQ(vkqc_model_read_output(m, 0, 0, y.data(), y.size() * 4), VKQC_OK) << vkqc_last_error();
+  if (keep) {
+    *keep = m;
+  } else {
+    vkqc_model_destroy(m);
+  }
+  return y;
+}
+
 // An op of `type` from tensors `inputs` to `outputs` (indices), attributes at their defaults.
 inline ir::Op MakeOp(const char* name, ir::OpType type, std::vector<int> inputs, std::vector<int> outputs) {
   ir::Op op;

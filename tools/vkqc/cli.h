@@ -33,7 +33,7 @@ Result<std::vector<Ed25519Key>> TrustedKeys(const Args& a);
 inline bool IsSwitch(const std::string& k) {
   return k == "--validation" || k == "--robust-access" || k == "--validate-spirv" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
          k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16" || k == "--coopmat-nv" || k == "--chat" ||
-         k == "--ignore-eos" || k == "-v" || k == "-q";
+         k == "--ignore-eos" || k == "--pipeline-stats" || k == "-v" || k == "-q";
 }
 inline bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--coopmat-split", "--force-conv", "--force-attention",
@@ -146,6 +146,7 @@ struct Runtime {
     co.enable_validation = a.Has("--validation");
     co.robust_buffer_access = a.Has("--robust-access");
     co.validate_spirv = a.Has("--validate-spirv");
+    co.capture_pipeline_statistics = a.Has("--pipeline-stats");
     VKQC_ASSIGN_OR_RETURN(trusted_keys, TrustedKeys(a));
     co.trusted_keys = trusted_keys.data();
     co.trusted_key_count = uint32_t(trusted_keys.size());

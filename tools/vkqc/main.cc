@@ -76,8 +76,11 @@ commands:
                                              tokens=1 run per token; greedy unless --temperature > 0;
                                              prints the generated ids and prefill/decode speeds
   bench   OUT.vkqb [--tokens N] [--min-ms 100] [--roofline PROFILE] [--peak-gbps G] [--peak-tops T]
-          [--position P] [--device I] [--validation] [--robust-access] [--validate-spirv]
+          [--position P] [--device I] [--validation] [--robust-access] [--validate-spirv] [--pipeline-stats]
           --position (decoder bundles): time the program with P cached positions before its rows
+          --pipeline-stats: after the table, each layer's pipelines as the driver describes them
+          (VK_KHR_pipeline_executable_properties: registers, code size, ...); refused where the
+          device lacks the extension
           --roofline (a built-in name, PROFILE.json or PROFILE.vkqc.json with a measured roofline):
           per layer and total, % of the read-bandwidth and compute rooflines and the larger
           ("roofline"); --peak-gbps / --peak-tops override its numbers
@@ -499,9 +502,35 @@ Status CmdRun(const Args& a) {
 }
 
 
+// `bench --pipeline-stats`: one line per dispatch of each layer, the driver's statistics as it
+// names them (their set differs between drivers).
+void PrintPipelineStatistics(vkqc_model m, uint32_t prog) {
+  std::printf("\npipeline statistics (the driver's, per dispatch):\n");
+  for (uint32_t i = 0; i < vkqc_model_layer_count(m, prog); ++i) {
+    vkqc_layer_info li;
+    (void)vkqc_model_layer_info(m, prog, i, &li);
+    uint32_t n = 0;
+    if (vkqc_model_layer_statistics(m, prog, i, nullptr, &n) != VKQC_OK || n == 0) continue;
+    std::vector<vkqc_pipeline_statistic> st(n);
+    if (vkqc_model_layer_statistics(m, prog, i, st.data(), &n) != VKQC_OK) continue;
+    std::string line;
+    for (uint32_t j = 0; j < n; ++j) {
+      if (j == 0 || st[j].dispatch != st[j - 1].dispatch) {
+        if (!line.empty()) std::printf("%s\n", line.c_str());
+        line = std::string("  ") + li.name + " [" + li.variant + "] #" + std::to_string(st[j].dispatch) + ":";
+      }
+      char v[32];
+      std::snprintf(v, sizeof(v), "%.15g", st[j].value);
+      line += std::string(" ") + st[j].name + "=" + v;
+    }
+    if (!line.empty()) std::printf("%s\n", line.c_str());
+  }
+}
+
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
-                          "--validation", "--robust-access", "--validate-spirv", "--position", "--trusted-key"}));
+                          "--validation", "--robust-access", "--validate-spirv", "--position", "--trusted-key",
+                          "--pipeline-stats"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
   int64_t position = 0;
   if (a.Has("--position")) {
@@ -593,6 +622,7 @@ Status CmdBench(const Args& a) {
     table.Layer(li.name, li.variant, median(samples[i]), li.weight_bytes, li.flops, li.integer_path);
   }
   table.Total(median(totals));
+  if (a.Has("--pipeline-stats")) PrintPipelineStatistics(rt.model, prog);
   if (!rt.validation.empty())
     return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
   return {};

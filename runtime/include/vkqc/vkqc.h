@@ -118,6 +118,16 @@ typedef struct vkqc_context_options {
                                            crafted bundles that are valid SPIR-V a driver still
                                            crashes on. (Appended after validate_spirv.) */
   uint32_t trusted_key_count;
+  int capture_pipeline_statistics;      /* kernel tuning: pipelines are created with the driver's
+                                           statistics captured (VK_KHR_pipeline_executable_properties:
+                                           registers, code size, ... as the driver names them), read
+                                           with vkqc_model_layer_statistics. Fails context creation
+                                           with VKQC_ERROR_UNSUPPORTED_DEVICE where the device lacks
+                                           the extension or its pipelineExecutableInfo feature, and
+                                           with VKQC_ERROR_INVALID_ARGUMENT with an external device
+                                           (the app enables the device's extensions). Capturing may
+                                           bypass the driver's pipeline caching: not for shipping.
+                                           (Appended after trusted_key_count.) */
 } vkqc_context_options;
 
 void vkqc_context_options_init(vkqc_context_options* options);
@@ -255,6 +265,21 @@ typedef struct vkqc_layer_info {
 } vkqc_layer_info;
 uint32_t vkqc_model_layer_count(vkqc_model model, uint32_t program);
 vkqc_status vkqc_model_layer_info(vkqc_model model, uint32_t program, uint32_t index, vkqc_layer_info* out_info);
+
+/* The driver's statistics of the pipelines a layer dispatches (context option
+ * capture_pipeline_statistics): one entry per statistic of each of the layer's dispatches, in
+ * dispatch order. Call with out == NULL to get the count in *inout_count; otherwise up to
+ * *inout_count entries are written and *inout_count is set to the number written. A layer with no
+ * dispatch (a fused one) has none. VKQC_ERROR_INVALID_ARGUMENT where the context was created
+ * without capture_pipeline_statistics. */
+typedef struct vkqc_pipeline_statistic {
+  uint32_t dispatch;       /* index of the dispatch within the layer */
+  const char* name;        /* the driver's name, e.g. "Register Count"; lives as long as the model */
+  const char* description; /* the driver's description */
+  double value;            /* integers, floats and booleans (0 / 1) alike */
+} vkqc_pipeline_statistic;
+vkqc_status vkqc_model_layer_statistics(vkqc_model model, uint32_t program, uint32_t layer,
+                                        vkqc_pipeline_statistic* out, uint32_t* inout_count);
 
 /* Runs once more with timestamp queries around every layer; out_ns[i] = GPU time of layer i
  * in nanoseconds, *out_total_ns the whole command buffer. Arrays hold layer_count entries.
