@@ -6,7 +6,8 @@
 # .dev/bin.tar.xz), same machine, two rounds, each program checked against the CPU reference
 # first; the statistics of every kernel of the decode step, the prefill and the MobileNetV2-shaped
 # CNN into $OUT. BINS: the binaries compared (default "old new"; NAME other than old / new runs
-# .dev/x/vkqc_NAME); NO_PREFILL=1, NO_CNN=1 skip those parts.
+# .dev/x/vkqc_NAME); POSITIONS: the decode positions timed (default 128); NO_PREFILL=1, NO_CNN=1
+# skip those parts.
 # usage (on the device, repo root): bash bench/device_codesize.sh   (writes to $OUT)
 set -u
 source bench/device_env.sh
@@ -29,8 +30,11 @@ t "warm-up"; timeout 60 $V bench /tmp/new.vkqb --tokens 1 --min-ms 3000 > /dev/n
 for round in 1 2; do
   for b in $BINS; do
     B=$(bin $b)
-    timeout 60 $B bench /tmp/$b.vkqb --tokens 1 --position 128 --roofline "$S" --pipeline-stats > $OUT/decode_${b}_$round.txt 2>&1
-    echo "round $round $b decode at 128: $(grep whole $OUT/decode_${b}_$round.txt)"
+    for pos in ${POSITIONS:-128}; do
+      f=$OUT/decode_${b}_$round.txt; [ $pos != 128 ] && f=/tmp/decode_${b}_${round}_$pos.txt
+      timeout 60 $B bench /tmp/$b.vkqb --tokens 1 --position $pos --roofline "$S" --pipeline-stats > $f 2>&1
+      echo "round $round $b decode at $pos: $(grep whole $f) attention layer 3: $(awk '$1 == "layers.3.attention" {print $3}' $f) us"
+    done
   done
 done
 for b in $BINS; do
