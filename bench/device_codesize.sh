@@ -6,7 +6,7 @@
 # .dev/bin.tar.xz), same machine, two rounds, each program checked against the CPU reference
 # first; the statistics of every kernel of the decode step, the prefill and the MobileNetV2-shaped
 # CNN into $OUT. BINS: the binaries compared (default "old new"; NAME other than old / new runs
-# .dev/x/vkqc_NAME); POSITIONS: the decode positions timed (default 128); NO_PREFILL=1, NO_CNN=1
+# .dev/x/vkqc_NAME); SUITE=1 runs the whole GPU suite instead of FILTER's tests; POSITIONS: the decode positions timed (default 128); NO_PREFILL=1, NO_CNN=1
 # skip those parts.
 # usage (on the device, repo root): bash bench/device_codesize.sh   (writes to $OUT)
 set -u
@@ -15,9 +15,13 @@ PROBE=1 device_setup .dev/x/vkqc
 V=$PWD/.dev/x/vkqc O=$PWD/.dev/x/vkqc_old
 BINS=${BINS:-old new}
 bin() { case $1 in old) echo $O ;; new) echo $V ;; *) echo $PWD/.dev/x/vkqc_$1 ;; esac; }
-t "GPU tests (validation on)"
-VKQC_TEST_PROFILE=$P timeout 300 .dev/x/vkqc_gpu_tests --gtest_filter="${FILTER:-PipelineStat*:Decoder*:RowFusion*:Quantize*:Int4*:LinearVariants*:Dynamic*}" > $OUT/tests.log 2>&1
-grep -E '^\[  (PASSED|FAILED)|tests ran|Failure' $OUT/tests.log | head -12
+if [ -n "${SUITE:-}" ]; then
+  device_suite
+else
+  t "GPU tests (validation on)"
+  VKQC_TEST_PROFILE=$P timeout 300 .dev/x/vkqc_gpu_tests --gtest_filter="${FILTER:-PipelineStat*:Decoder*:RowFusion*:Quantize*:Int4*:LinearVariants*:Dynamic*}" > $OUT/tests.log 2>&1
+  grep -E '^\[  (PASSED|FAILED)|tests ran|Failure' $OUT/tests.log | head -12
+fi
 t "1b example"
 python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
 TOK=1,512; [ -n "${NO_PREFILL:-}" ] && TOK=1

@@ -7,8 +7,9 @@
 //
 // At decode sizes this dispatch sits between two layers on the critical path, so it is built
 // for latency: every thread issues all loads of its RV words at once and keeps the values in
-// registers (the row is read once); the min/max reduction is subgroupMin/Max, one barrier and a
-// subgroupMin/Max over the subgroups' partials (VKQC_SUBGROUP; else a shared-memory tree); one
+// registers (the row is read once); the min/max reduction (and the norm's sum of squares) is a
+// subgroup reduction, one barrier and a fold of the subgroups' partials (VKQC_SUBGROUP; else a
+// shared-memory tree); one
 // thread derives the parameters (div_rn: a float estimate corrected with integer remainders)
 // and, after a second barrier, every thread quantizes from its registers. VKQC_VEC4 (K a
 // multiple of 4): the row is read as vec4.
@@ -153,13 +154,24 @@ void main() {
   {  // sum of squares over the row (zeros past K add nothing), then y = v * inv * w
     float ss = 0.0;
     for (uint j = 0u; j < RV; ++j) ss += dot(v[j], v[j]);
+#ifdef VKQC_SUBGROUP
+    // One barrier instead of log2(T): the subgroups' sums, then every invocation adds them in
+    // the same order (the same value everywhere).
+    ss = subgroupAdd(ss);
+    if (subgroupElect()) smin[gl_SubgroupID] = ss;
+    barrier();
+    ss = 0.0;
+    for (uint g = 0u; g < gl_NumSubgroups; ++g) ss += smin[g];
+#else
     smin[t] = ss;
     barrier();
     for (uint s = T / 2u; s > 0u; s >>= 1) {
       if (t < s) smin[t] += smin[t + s];
       barrier();
     }
-    const float inv = 1.0 / sqrt(smin[0] / float(K) + EPS);
+    ss = smin[0];
+#endif
+    const float inv = 1.0 / sqrt(ss / float(K) + EPS);
     barrier();  // smin is reused below
     for (uint j = 0u; j < RV; ++j) {
       const uint w = t + j * T;

@@ -430,6 +430,16 @@ Err CreateContext(const vkqc_context_options& o, vkqc_context_t* ctx) {
     if (VkResult r = vkCreateDevice(ctx->physical, &dci, ctx->alloc, &ctx->device); r != VK_SUCCESS)
       return VkFail(r, "vkCreateDevice");
     vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+    if (ctx->capture_statistics) {
+      ctx->get_executable_properties = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+          vkGetDeviceProcAddr(ctx->device, "vkGetPipelineExecutablePropertiesKHR"));
+      ctx->get_executable_statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+          vkGetDeviceProcAddr(ctx->device, "vkGetPipelineExecutableStatisticsKHR"));
+      if (!ctx->get_executable_properties || !ctx->get_executable_statistics)
+        return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, "capture_pipeline_statistics: the device's " +
+                                                        std::string(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) +
+                                                        " entry points are missing");
+    }
   }
 
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};

@@ -105,6 +105,10 @@ struct vkqc_context_t {
   std::vector<vkqc::Ed25519Key> trusted_keys;    // vkqc_context_options.trusted_keys
   bool fence_pending = false;                    // `fence` belongs to a submission that timed out
   bool capture_statistics = false;               // vkqc_context_options.capture_pipeline_statistics
+  // Their entry points, from vkGetDeviceProcAddr of this context's device (not volk's
+  // process-wide pointers: CaptureStatistics then needs nothing of any other device or instance).
+  PFN_vkGetPipelineExecutablePropertiesKHR get_executable_properties = nullptr;
+  PFN_vkGetPipelineExecutableStatisticsKHR get_executable_statistics = nullptr;
 
   void Log(vkqc_log_level level, const std::string& msg) const {
     if (log) log(log_user_data, level, msg.c_str());

@@ -198,17 +198,17 @@ Err vkqc_model_t::CaptureStatistics() {
     VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
     pi.pipeline = pipelines[i];
     uint32_t ne = 0;
-    if (VkResult r = vkGetPipelineExecutablePropertiesKHR(ctx->device, &pi, &ne, nullptr); r != VK_SUCCESS)
+    if (VkResult r = ctx->get_executable_properties(ctx->device, &pi, &ne, nullptr); r != VK_SUCCESS)
       return VkFail(r, "vkGetPipelineExecutablePropertiesKHR");
     for (uint32_t e = 0; e < ne; ++e) {
       VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
       ei.pipeline = pipelines[i];
       ei.executableIndex = e;
       uint32_t ns = 0;
-      if (VkResult r = vkGetPipelineExecutableStatisticsKHR(ctx->device, &ei, &ns, nullptr); r != VK_SUCCESS)
+      if (VkResult r = ctx->get_executable_statistics(ctx->device, &ei, &ns, nullptr); r != VK_SUCCESS)
         return VkFail(r, "vkGetPipelineExecutableStatisticsKHR");
       std::vector<VkPipelineExecutableStatisticKHR> st(ns, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
-      if (VkResult r = vkGetPipelineExecutableStatisticsKHR(ctx->device, &ei, &ns, st.data()); r < VK_SUCCESS)
+      if (VkResult r = ctx->get_executable_statistics(ctx->device, &ei, &ns, st.data()); r < VK_SUCCESS)
         return VkFail(r, "vkGetPipelineExecutableStatisticsKHR");
       st.resize(ns);
       for (const auto& x : st) {

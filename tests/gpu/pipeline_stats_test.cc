@@ -64,8 +64,12 @@ TEST(PipelineStatistics, CapturedOrRefused) {
     gpu_test::ExpectNoValidationMessages("statistics refused");
     return;
   }
+  std::printf("[ info     ] statistics context created\n");
+  std::fflush(stdout);
   vkqc_model m = nullptr;
   const std::vector<float> got = gpu_test::RunOnContext(c, *bundle, x, &m);
+  std::printf("[ info     ] loaded and ran with statistics captured\n");
+  std::fflush(stdout);
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "output " << i;
