@@ -267,6 +267,13 @@ struct Graph {
   int FindTensor(const std::string& name) const;  // -1 if absent
   bool HasSymbolicDim() const;
   bool IsOutput(int t) const { return std::find(outputs.begin(), outputs.end(), t) != outputs.end(); }
+  // The ops reading tensor t, in graph order (each once, whatever the number of its inputs that are t).
+  std::vector<size_t> Readers(int t) const {
+    std::vector<size_t> r;
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (std::find(ops[i].inputs.begin(), ops[i].inputs.end(), t) != ops[i].inputs.end()) r.push_back(i);
+    return r;
+  }
 };
 
 }  // namespace vkqc::ir

@@ -57,18 +57,16 @@ LinearShape ShapeOf(const kernels::LowerContext& ctx, const ir::Op& op) {
 bool ConsumersQuantizePerToken(const kernels::LowerContext& ctx, int tensor) {
   const ir::Graph& g = ctx.graph();
   if (ctx.tensor(tensor).dtype != ir::DType::F32) return false;
-  int readers = 0;
-  for (size_t i = 0; i < g.ops.size(); ++i) {
+  const std::vector<size_t> readers = g.Readers(tensor);
+  for (size_t i : readers) {
     const ir::Op& op = g.ops[i];
-    if (std::find(op.inputs.begin(), op.inputs.end(), tensor) == op.inputs.end()) continue;
-    ++readers;
     if (op.type != ir::OpType::Linear || op.inputs[0] != tensor || op.linear.input_quant.scheme != ir::Scheme::DQ8CA)
       return false;
     auto choice = SelectLinear(ShapeOf(ctx, op), ctx.profile(), ctx.options().select);
     if (!choice.ok() || !(choice->accum == Accum::IntDot || (choice->accum == Accum::CoopMat && choice->cm_int8)))
       return false;
   }
-  return readers > 0;
+  return !readers.empty();
 }
 
 namespace {

@@ -81,13 +81,11 @@ bool LeaveToPrologues(kernels::LowerContext& ctx, size_t i, int add, PlanLayer& 
   if (!ctx.options().select.prologue_max_bytes || ctx.options().keep_intermediates ||
       ctx.tensor(op.inputs[0]).NumElements(ctx.tokens()) != c || g.IsOutput(y))
     return false;
-  std::vector<size_t> readers;
-  for (size_t j = 0; j < g.ops.size(); ++j) {
+  const std::vector<size_t> readers = g.Readers(y);
+  for (size_t j : readers) {
     const ir::Op& r = g.ops[j];
-    if (std::count(r.inputs.begin(), r.inputs.end(), y) == 0) continue;
     if (r.type != ir::OpType::Linear || r.inputs[0] != y || std::count(r.inputs.begin(), r.inputs.end(), y) != 1)
       return false;
-    readers.push_back(j);
   }
   if (readers.empty()) return false;
   kernels::LowerContext::RowPrologue p;
@@ -98,8 +96,8 @@ bool LeaveToPrologues(kernels::LowerContext& ctx, size_t i, int add, PlanLayer& 
       if (ctx.tensor(t).data) return false;  // a constant operand: bound differently, not fused
     const int sum = a.outputs[0];
     sum_read = g.IsOutput(sum);
-    for (size_t j = 0; j < g.ops.size(); ++j) {
-      if (j == i || std::count(g.ops[j].inputs.begin(), g.ops[j].inputs.end(), sum) == 0) continue;
+    for (size_t j : g.Readers(sum)) {
+      if (j == i) continue;
       if (j <= readers[0]) return false;  // it would run before the sum is written
       sum_read = true;
     }
