@@ -324,8 +324,21 @@ void main() {
     barrier();
     if (last == 0u) return;
     memoryBarrierBuffer();
-    // The splits' maxima and sums (one load per invocation, all in flight) -> per head the
-    // maximum M, the weights exp(m_t - M) and the sum L; then the accumulators, 16 loads at once.
+    // Up to 16 splits, everything the combine reads of them is in flight at once (one round trip
+    // to L2, not two): the accumulators (registers), and the maxima and sums (one load per
+    // invocation) -> per head the maximum M, the weights exp(m_t - M) and the sum L. More splits:
+    // the accumulators 16 loads at a time after the weights. (H100, 1b decode, RESULTS.md session
+    // 5: context 128 1034 -> 1030 us, 2040 1085 -> 1078; preloading without the branch: 1019 at
+    // 128 but 1092 at 2040.)
+    const bool preload = nact <= 16u;
+    float pv[OPT][16];
+    if (preload) {
+      [[unroll]] for (uint r = 0; r < OPT; ++r) {
+        const uint o = min(tid + r * WG, G * D - 1u);
+        const uint base = (h0 + o / D) * SPLITS * (D + 2u) + 2u + o % D;
+        [[unroll]] for (uint u = 0; u < 16u; ++u) pv[r][u] = part[base + min(u, nact - 1u) * (D + 2u)];
+      }
+    }
     for (uint i = tid; i < G * nact; i += WG) {
       const uint g = i / nact, t = i % nact, pb = ((h0 + g) * SPLITS + t) * (D + 2u);
       sp[g * SPLITS + t] = part[pb];
@@ -349,16 +362,21 @@ void main() {
       lrow[tid] = l;
     }
     barrier();
-    for (uint r = 0; r < OPT; ++r) {
+    [[unroll]] for (uint r = 0; r < OPT; ++r) {
       const uint o = tid + r * WG;
       if (o < G * D) {
         const uint g = o / D, d = o % D, base = (h0 + g) * SPLITS * (D + 2u) + 2u + d;
         float a = 0.0;
-        for (uint t0 = 0; t0 < nact; t0 += 16u) {
-          float pv[16];
-          [[unroll]] for (uint u = 0; u < 16u; ++u) pv[u] = part[base + min(t0 + u, nact - 1u) * (D + 2u)];
+        if (preload) {
           [[unroll]] for (uint u = 0; u < 16u; ++u)
-            if (t0 + u < nact) a += pv[u] * sp[g * SPLITS + t0 + u];
+            if (u < nact) a += pv[r][u] * sp[g * SPLITS + u];
+        } else {
+          for (uint t0 = 0; t0 < nact; t0 += 16u) {
+            float pw[16];
+            [[unroll]] for (uint u = 0; u < 16u; ++u) pw[u] = part[base + min(t0 + u, nact - 1u) * (D + 2u)];
+            [[unroll]] for (uint u = 0; u < 16u; ++u)
+              if (t0 + u < nact) a += pw[u] * sp[g * SPLITS + t0 + u];
+          }
         }
         y[(h0 + g) * D + d] = a / lrow[g];
       }
