@@ -52,6 +52,29 @@ TEST(IrTest, ElementsAndLookup) {
   EXPECT_EQ(scalar.NumElements(), 1);
 }
 
+TEST(IrTest, ReadersAndOutputs) {
+  ir::Graph g = MakeTwoLayerGraph();
+  const int h1 = g.FindTensor("h1");
+  ASSERT_GE(h1, 0);
+  const std::vector<size_t> r = g.Readers(h1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(g.ops[r[0]].inputs[0], h1);
+  EXPECT_TRUE(g.Readers(g.outputs[0]).empty());  // the graph output: nothing reads it
+  EXPECT_TRUE(g.IsOutput(g.outputs[0]));
+  EXPECT_FALSE(g.IsOutput(h1));
+  // An op reading a tensor twice is one reader; readers come in graph order.
+  ir::Op twice = g.ops[r[0]];
+  twice.name = "twice";
+  twice.inputs = {h1, h1};
+  g.ops.push_back(twice);
+  g.ops.insert(g.ops.begin(), twice);
+  const std::vector<size_t> r2 = g.Readers(h1);
+  ASSERT_EQ(r2.size(), 3u);
+  EXPECT_EQ(r2[0], 0u);
+  EXPECT_EQ(r2[1], r[0] + 1);
+  EXPECT_EQ(r2[2], g.ops.size() - 1);
+}
+
 TEST(VerifyTest, AcceptsTwoLayerGraph) {
   Status s = VerifyGraph(MakeTwoLayerGraph(), kOrigin);
   EXPECT_TRUE(s.ok()) << s.error().message;
