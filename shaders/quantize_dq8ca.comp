@@ -9,9 +9,8 @@
 // for latency: every thread issues all loads of its RV words at once and keeps the values in
 // registers (the row is read once); the min/max reduction (and the norm's sum of squares) is a
 // subgroup reduction, one barrier and a fold of the subgroups' partials (VKQC_SUBGROUP; else a
-// shared-memory tree); one
-// thread derives the parameters (div_rn: a float estimate corrected with integer remainders)
-// and, after a second barrier, every thread quantizes from its registers. VKQC_VEC4 (K a
+// shared-memory tree); one thread derives the parameters (div_rn: a float estimate corrected with
+// integer remainders) and, after a second barrier, every thread quantizes from its registers. VKQC_VEC4 (K a
 // multiple of 4): the row is read as vec4.
 //
 // Row ops fused in front (the compiler's row fusion, compiler/passes/fuse_rows.h), computed on the

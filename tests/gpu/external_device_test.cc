@@ -185,9 +185,6 @@ std::vector<uint8_t> Bundle() {
   return b.ok() ? *b : std::vector<uint8_t>{};
 }
 
-std::vector<float> RunOn(vkqc_context ctx, const std::vector<uint8_t>& bundle, const std::vector<float>& x) {
-  return gpu_test::RunOnContext(ctx, bundle, x);
-}
 
 TEST(ExternalDevice, AdoptedDeviceRunsLikeAnOwnedOne) {
   const std::vector<uint8_t> bundle = Bundle();
@@ -197,7 +194,7 @@ TEST(ExternalDevice, AdoptedDeviceRunsLikeAnOwnedOne) {
   // The runtime's own device first (the fixture's context: same driver, validation on).
   vkqc_context own = gpu_test::Context();
   ASSERT_NE(own, nullptr);
-  const std::vector<float> expected = RunOn(own, bundle, x);
+  const std::vector<float> expected = gpu_test::RunOnContext(own, bundle, x);
   ASSERT_EQ(expected.size(), size_t(5 * 64));
   gpu_test::ExpectNoValidationMessages("owned device");
 
@@ -216,7 +213,7 @@ TEST(ExternalDevice, AdoptedDeviceRunsLikeAnOwnedOne) {
     ASSERT_EQ(vkqc_context_device_name(ctx, &name), VKQC_OK);
     std::printf("adopted device: %s\n", name);
     for (int round = 0; round < 2; ++round) {  // a second load reuses the context's pool, fence and cache
-      const std::vector<float> got = RunOn(ctx, bundle, x);
+      const std::vector<float> got = gpu_test::RunOnContext(ctx, bundle, x);
       ASSERT_EQ(got.size(), expected.size());
       EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * 4), 0)
           << "round " << round << ": the adopted device's output differs from the owned device's";

@@ -504,15 +504,16 @@ Status CmdRun(const Args& a) {
 
 // `bench --pipeline-stats`: one line per dispatch of each layer, the driver's statistics as it
 // names them (their set differs between drivers).
-void PrintPipelineStatistics(vkqc_model m, uint32_t prog) {
+Status PrintPipelineStatistics(vkqc_model m, uint32_t prog) {
   std::printf("\npipeline statistics (the driver's, per dispatch):\n");
   for (uint32_t i = 0; i < vkqc_model_layer_count(m, prog); ++i) {
     vkqc_layer_info li;
     (void)vkqc_model_layer_info(m, prog, i, &li);
     uint32_t n = 0;
-    if (vkqc_model_layer_statistics(m, prog, i, nullptr, &n) != VKQC_OK || n == 0) continue;
+    if (vkqc_model_layer_statistics(m, prog, i, nullptr, &n) != VKQC_OK) return UserError(vkqc_last_error());
+    if (n == 0) continue;  // a layer without a dispatch of its own
     std::vector<vkqc_pipeline_statistic> st(n);
-    if (vkqc_model_layer_statistics(m, prog, i, st.data(), &n) != VKQC_OK) continue;
+    if (vkqc_model_layer_statistics(m, prog, i, st.data(), &n) != VKQC_OK) return UserError(vkqc_last_error());
     std::string line;
     for (uint32_t j = 0; j < n; ++j) {
       if (j == 0 || st[j].dispatch != st[j - 1].dispatch) {
@@ -525,6 +526,7 @@ void PrintPipelineStatistics(vkqc_model m, uint32_t prog) {
     }
     if (!line.empty()) std::printf("%s\n", line.c_str());
   }
+  return {};
 }
 
 Status CmdBench(const Args& a) {
@@ -622,7 +624,7 @@ Status CmdBench(const Args& a) {
     table.Layer(li.name, li.variant, median(samples[i]), li.weight_bytes, li.flops, li.integer_path);
   }
   table.Total(median(totals));
-  if (a.Has("--pipeline-stats")) PrintPipelineStatistics(rt.model, prog);
+  if (a.Has("--pipeline-stats")) VKQC_TRY(PrintPipelineStatistics(rt.model, prog));
   if (!rt.validation.empty())
     return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
   return {};

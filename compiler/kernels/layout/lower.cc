@@ -14,7 +14,6 @@ std::vector<int64_t> Concrete(const kernels::LowerContext& ctx, const ir::Tensor
   return s;
 }
 
-
 // The shaders index values (and int8 bytes) in 32 bits.
 Status CheckIndexable(const kernels::LowerContext& ctx, size_t i, int t) {
   if (ctx.DeviceBytes(t) < (uint64_t(1) << 32)) return {};
