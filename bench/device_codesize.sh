@@ -6,15 +6,19 @@
 # .dev/bin.tar.xz), same machine, two rounds, each program checked against the CPU reference
 # first; the statistics of every kernel of the decode step, the prefill and the MobileNetV2-shaped
 # CNN into $OUT. BINS: the binaries compared (default "old new"; NAME other than old / new runs
-# .dev/x/vkqc_NAME); SUITE=1 runs the whole GPU suite instead of FILTER's tests; POSITIONS: the decode positions timed (default 128); NO_PREFILL=1, NO_CNN=1
-# skip those parts.
+# .dev/x/vkqc_NAME, or vkqc where that is absent; "old" likewise with .dev/x/vkqc_old); FLAGS_NAME:
+# compile flags of NAME's bundle (the same binary with and without a compile option);
+# SUITE=1 runs the whole GPU suite instead of FILTER's tests; POSITIONS: the decode positions timed
+# (default 128); NO_PREFILL=1, NO_CNN=1 skip those parts.
 # usage (on the device, repo root): bash bench/device_codesize.sh   (writes to $OUT)
 set -u
 source bench/device_env.sh
 PROBE=1 device_setup .dev/x/vkqc
 V=$PWD/.dev/x/vkqc O=$PWD/.dev/x/vkqc_old
 BINS=${BINS:-old new}
-bin() { case $1 in old) echo $O ;; new) echo $V ;; *) echo $PWD/.dev/x/vkqc_$1 ;; esac; }
+[ -x "$O" ] || O=$V
+bin() { case $1 in old) echo $O ;; new) echo $V ;; *) [ -x $PWD/.dev/x/vkqc_$1 ] && echo $PWD/.dev/x/vkqc_$1 || echo $V ;; esac; }
+flags() { local v="FLAGS_$1"; echo "${!v:-}"; }
 if [ -n "${SUITE:-}" ]; then
   device_suite
 else
@@ -27,7 +31,7 @@ python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
 TOK=1,512; [ -n "${NO_PREFILL:-}" ] && TOK=1
 for b in $BINS; do
   B=$(bin $b)
-  timeout 200 $B compile /tmp/1b/graph.json --target nvidia-hopper --tokens $TOK -o /tmp/$b.vkqb | tail -1
+  timeout 200 $B compile /tmp/1b/graph.json --target nvidia-hopper --tokens $TOK $(flags $b) -o /tmp/$b.vkqb | tail -1
   echo "$b: $(timeout 150 $B run /tmp/$b.vkqb --tokens 1 --reference /tmp/1b/graph.json 2>&1 | grep -E 'PASS|FAIL|error' | tr '\n' ' ')"
 done
 t "warm-up"; timeout 60 $V bench /tmp/new.vkqb --tokens 1 --min-ms 3000 > /dev/null 2>&1
