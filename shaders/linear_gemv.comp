@@ -68,6 +68,13 @@ void quantize_row_prologue(uint t) {
     const uint w = t + j * T;
     v[j] = w < K / 4u ? xf4[w] : vec4(0.0);
   }
+#ifdef VKQC_XQ_SILU
+  // silu(x) * u as quantize_dq8ca.comp's VKQC_ROW_SWIGLU computes it (zeros past K stay zero).
+  [[unroll]] for (uint j = 0u; j < RVP; ++j) {
+    const uint w = t + j * T;
+    if (w < K / 4u) v[j] = v[j] / (1.0 + exp(-v[j])) * xu4[w];
+  }
+#endif
 #ifdef VKQC_XQ_ADD
   // The residual add (zeros past K stay zero), its sum written by the first workgroup.
   [[unroll]] for (uint j = 0u; j < RVP; ++j) {

@@ -122,17 +122,18 @@ class LowerContext : public CompileView {
   // fp16 rows of a float activation for the fp16 cooperative-matrix GEMM, shared likewise.
   virtual Bind HalvesShared(int tensor, int64_t m, int64_t k, std::string* note) = 0;
 
-  // A one-row rms_norm (with the residual add fused into it, if any) left to the GEMV prologues of
-  // the linears reading its output (norm family; LinearChoice::xq_norm): each workgroup of each of
-  // them computes the row, its norm and its per-token quantization itself; the first one lowered
-  // also writes the add's sum (then `sum` is cleared).
+  // A one-row rms_norm (with the residual add fused into it, if any) or silu·mul left to the GEMV
+  // prologues of the linears reading its output (norm family, LinearChoice::xq_norm; elementwise
+  // family, xq_silu): each workgroup of each of them computes the row and its per-token
+  // quantization itself; the first one lowered also writes the add's sum (then `sum` is cleared).
   struct RowPrologue {
-    Bind x;      // the norm's input row, or the add's first operand
-    Bind b;      // the add's second operand (vb -1: no add)
-    Bind sum;    // the add's output, still to be written (vb -1: none, or written already)
-    Bind gamma;  // the norm's weight (weight segment)
+    bool silu = false;  // the row is silu(x) * b; else rms_norm(x [+ b]) * gamma
+    Bind x;             // the norm's input row, or the add's first operand; silu's input
+    Bind b;             // the add's second operand (vb -1: no add); the mul's second operand
+    Bind sum;           // the add's output, still to be written (vb -1: none, or written already)
+    Bind gamma;         // the norm's weight (weight segment)
     float eps = 0;
-    size_t norm_op = 0;
+    size_t norm_op = 0;  // the norm op; the mul op (silu)
   };
   virtual void ProvideRowPrologue(int tensor, RowPrologue p) = 0;
   virtual RowPrologue* RowPrologueOf(int tensor) = 0;  // nullptr: the tensor is computed as usual

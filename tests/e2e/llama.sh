@@ -53,6 +53,13 @@ for emb in int8 int4; do
   for t in 1 16; do
     expect_pass "run tokens=$t --reference ($emb)" run "$B" --tokens "$t" --validation --reference "$M/graph.json"
   done
+  # The decode program computes silu*mul in down_proj's GEMV prologue (no dispatch of its own).
+  vk inspect "$B"
+  if out_has "linear_dq8ca_q4gsw_dot_gemv_rowq_silu" && out_has "this mul computed in the GEMV prologue of every workgroup of 'layers.0.down_proj'"; then
+    ok "inspect: silu*mul in down_proj's GEMV prologue at tokens 1 ($emb)"
+  else
+    fail "inspect: silu*mul in down_proj's GEMV prologue ($emb)" "$(last_run_report)"
+  fi
   [ "$emb" = int4 ] || continue
   # Prefill logits of the 16-token program against the numpy decoder's, end to end.
   "$PY" -c "import numpy as np, sys; np.save(sys.argv[1], np.array([int(t) for t in sys.argv[2].split(',')[:16]], dtype=np.int32))" \

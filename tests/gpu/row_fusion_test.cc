@@ -165,11 +165,18 @@ TEST(RowFusion, SwigluAndAddNormMatchReference) {
           // Quantized in the row kernel when the linear reading it takes the integer path (forced in
           // mode 2; the target's choice in mode 1: dequant on lavapipe, int dot on the H100).
           const bool quantized = mode > 0 && r.variants.back().find("_dequant_") == std::string::npos;
-          const std::string row = std::string(swiglu ? "silu_mul_f32" : "add_rms_norm_f32") + (quantized ? "_dq8ca" : "");
-          // One row on the int-dot GEMV (K a multiple of 4): the add and the norm in its prologue
-          // (RowFusion.NormInGemvPrologues).
-          // (The norm in the linear's GEMV prologue is opt-in: RowFusion.NormInGemvPrologues.)
+          // One row of silu*mul read by the int-dot GEMV (K a multiple of 4; mode 1 too where the
+          // target's choice is int dot): in the GEMV's prologue
+          // (RowFusion.SwigluInGemvPrologues). The norm there is opt-in (RowFusion.NormInGemvPrologues).
+          const bool prologue = swiglu && quantized && m == 1 && c % 4 == 0 &&
+                                r.variants.back().find("_dot_gemv") != std::string::npos;
+          const std::string row = prologue ? "fused"
+                                           : std::string(swiglu ? "silu_mul_f32" : "add_rms_norm_f32") +
+                                                 (quantized ? "_dq8ca" : "");
           EXPECT_EQ(r.variants[1], row) << what;
+          if (prologue) {
+            EXPECT_NE(r.variants.back().find("_gemv_rowq_silu"), std::string::npos) << what;
+          }
           // The row kernel's fp32 reduction differs from the reference's double; a dq8ca code on a
           // rounding boundary may move one step in mode 2.
           Check(g, r, in, m, quantized ? 2e-3 : 2e-6, what);
@@ -288,6 +295,68 @@ TEST(RowFusion, NormInGemvPrologues) {
           Check(g, r, in, m, 2e-3, what);
           gpu_test::ExpectNoValidationMessages(what);
         }
+}
+
+// silu(a) * b -> three linears (int8 and int4 weights, N = c (24 past 1024), 13, 40) [and a silu of
+// the product, an output: a reader that is not a linear]. Outputs: the linears [and that silu].
+ir::Graph SwigluPrologueGraph(int64_t c, bool other_reader) {
+  ir::Graph g;
+  const int a = Add(g, "a", {ir::kSymbolicDim, c}), b = Add(g, "b", {ir::kSymbolicDim, c});
+  g.inputs = {a, b};
+  const int s = Add(g, "s", {ir::kSymbolicDim, c}), y = Add(g, "y", {ir::kSymbolicDim, c});
+  g.ops.push_back(gpu_test::MakeOp("silu", ir::OpType::Silu, {a}, {s}));
+  g.ops.push_back(gpu_test::MakeOp("mul", ir::OpType::Mul, {s, b}, {y}));
+  g.outputs = {AddLinear(g, "l1", y, c, c > 1024 ? 24 : c, ir::Scheme::Q8CSW, 3), AddLinear(g, "l2", y, c, 13, ir::Scheme::Q4GSW, 4),
+               AddLinear(g, "l3", y, c, 40, ir::Scheme::Q4GAW, 5)};
+  if (other_reader) {
+    const int e = Add(g, "e", {ir::kSymbolicDim, c});
+    g.ops.push_back(gpu_test::MakeOp("silu2", ir::OpType::Silu, {y}, {e}));
+    g.outputs.push_back(e);
+  }
+  return g;
+}
+
+// One row of silu(a) * b read only by int-dot GEMVs is computed in their prologues by default (the
+// mul `fused`, no dispatch; the linears `_gemv_rowq_silu`). More rows, a limit below the two rows'
+// reads (--prologue-max-bytes 1), kept intermediates, or a reader that is not a linear: the row
+// kernel as before. Against the reference either way; the 1b model's down_proj width (K 8192) with
+// 128 and 256 threads per GEMV workgroup too (mode 4: gemv_threads 256 in the profile).
+TEST(RowFusion, SwigluInGemvPrologues) {
+  auto base = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(base.ok());
+  const bool fits = base->max_per_stage_descriptor_storage_buffers >= 4;
+  for (int64_t c : {64, 1024, 8192})
+    for (int64_t m : {1, 3})
+      for (int mode = 0; mode < 5; ++mode) {  // default; --prologue-max-bytes 1; kept intermediates; other reader; 256 threads
+        if (c == 8192 && mode != 0 && mode != 4) continue;
+        if (mode == 4 && (c != 8192 || m != 1)) continue;
+        TargetProfile profile = *base;
+        if (mode == 4) profile.gemv_threads = std::min(256u, profile.max_compute_work_group_invocations);
+        const ir::Graph g = SwigluPrologueGraph(c, mode == 3);
+        const std::string what = "C " + std::to_string(c) + " M " + std::to_string(m) + " mode " + std::to_string(mode);
+        CompileOptions o;
+        o.tokens = {m};
+        o.select.force_accum = linear::Accum::IntDot;
+        if (mode == 1) o.select.prologue_max_bytes = 1;
+        o.keep_intermediates = mode == 2;
+        auto bundle = CompileGraph(g, profile, o, 0);
+        ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+        std::map<std::string, std::vector<float>> in;
+        Ran r;
+        ASSERT_TRUE(RunBundle(g, *bundle, m, &r, &in)) << what;
+        const bool prologue = fits && m == 1 && (mode == 0 || mode == 4);
+        EXPECT_EQ(r.variants[0], "folded") << what;
+        if (prologue)
+          EXPECT_EQ(r.variants[1], "fused") << what;
+        else
+          EXPECT_EQ(r.variants[1].rfind("silu_mul_f32", 0), 0u) << what << ": " << r.variants[1];
+        for (size_t l = 2; l < 5; ++l) {
+          const std::string& v = r.variants[l];
+          EXPECT_EQ(v.find("_gemv_rowq_silu") != std::string::npos, prologue) << what << ": " << v;
+        }
+        Check(g, r, in, m, 2e-3, what);
+        gpu_test::ExpectNoValidationMessages(what);
+      }
 }
 
 TEST(RowFusion, OnlyWhereTheRowIsComplete) {

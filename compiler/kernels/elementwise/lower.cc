@@ -1,5 +1,7 @@
 #include "compiler/kernels/elementwise/lower.h"
 
+#include <algorithm>
+
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/kernels/elementwise/elementwise.h"
 #include "compiler/kernels/linear/lower.h"
@@ -28,8 +30,46 @@ Status LowerAdd(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   return {};
 }
 
+// One row of mul(silu(a), b) read only by linears that each quantize it in their GEMV prologue
+// (linear::TakesRowPrologue, two rows re-read per workgroup within kSwigluPrologueBytes unless
+// `--prologue-max-bytes` says otherwise): no dispatch of its own; every workgroup of those linears
+// computes silu(a) * b and its per-token quantization (VKQC_XQ_SILU). One dependent dispatch less
+// per gated MLP in a decode step. Never with kept intermediates (the mul's output would not
+// exist to check).
+bool LeaveSwigluToPrologues(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl) {
+  const ir::Graph& g = ctx.graph();
+  const ir::Op& op = ctx.op(i);
+  const int y = op.outputs[0], a = ctx.op(size_t(silu)).inputs[0];
+  const int64_t c = ctx.tensor(y).shape.back();
+  if (ctx.options().keep_intermediates || ctx.tensor(y).NumElements(ctx.tokens()) != c || g.IsOutput(y) ||
+      ctx.tensor(a).data || ctx.tensor(op.inputs[1]).data)
+    return false;
+  const std::vector<size_t> readers = g.Readers(y);
+  if (readers.empty()) return false;
+  for (size_t j : readers) {
+    const ir::Op& r = g.ops[j];
+    if (r.type != ir::OpType::Linear || r.inputs[0] != y || std::count(r.inputs.begin(), r.inputs.end(), y) != 1 ||
+        !linear::TakesRowPrologue(ctx, j, 2, 4, linear::kSwigluPrologueBytes))  // x, weights, output, b
+      return false;
+  }
+  kernels::LowerContext::RowPrologue p;
+  p.silu = true;
+  p.x = ctx.Read(a);
+  p.b = ctx.Read(op.inputs[1]);
+  p.norm_op = i;
+  ctx.ProvideRowPrologue(y, p);
+  pl.variant = "fused";
+  std::string names;
+  for (size_t j : readers) names += (names.empty() ? "'" : ", '") + ctx.op(j).name + "'";
+  pl.reason = "silu '" + ctx.op(size_t(silu)).name + "' and this mul computed in the GEMV prologue of every workgroup of " +
+              names + " with the per-token int8 quantization; no dispatch of its own";
+  pl.detail = "1 row of " + std::to_string(c);
+  return true;
+}
+
 // mul(silu(a), b) as one row kernel [+ the dq8ca quantization its linear readers need].
 Status LowerSwiglu(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl) {
+  if (LeaveSwigluToPrologues(ctx, i, silu, pl)) return {};
   const ir::Op& op = ctx.op(i);
   const ir::Tensor& y = ctx.tensor(op.outputs[0]);
   const int64_t c = y.shape.back(), rows = y.NumElements(ctx.tokens()) / c;

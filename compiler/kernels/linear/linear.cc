@@ -24,7 +24,7 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
   if (accum == Accum::CoopMat && !cm_khr) v += "nv";
   v += "_";
   v += AlgoName(algo);
-  if (xq_prologue) v += xq_add ? "_rowq_addnorm" : xq_norm ? "_rowq_norm" : "_rowq";
+  if (xq_prologue) v += xq_add ? "_rowq_addnorm" : xq_norm ? "_rowq_norm" : xq_silu ? "_rowq_silu" : "_rowq";
   if (accum == Accum::CoopMat && cm_ksplit > 1) v += "_splitk";
   return v;
 }
@@ -159,6 +159,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   if (c.xq_prologue) {
     defs.push_back("VKQC_XQ_PROLOGUE");
     if (c.xq_norm) defs.push_back("VKQC_XQ_NORM");
+    if (c.xq_silu) defs.push_back("VKQC_XQ_SILU");
     if (c.xq_add) defs.push_back("VKQC_XQ_ADD");
     if (c.xq_add == 2) defs.push_back("VKQC_XQ_SUM");
     d.shared_memory_bytes += c.PrologueSharedBytes(s.k);

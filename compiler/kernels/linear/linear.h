@@ -79,6 +79,13 @@ constexpr int64_t kMinTallTilesInt4DotGroup = 128;
 // all workgroups stay below this (8 MiB: ~1 us of L2 bandwidth on an H100; a dependent dispatch
 // costs ~2 us there, bench/RESULTS.md).
 constexpr uint64_t kPrologueBytes = 8ull << 20;
+// A one-row silu(gate) * up whose readers quantize it per token is computed in their GEMV
+// prologues (no silu·mul dispatch) where the two rows they read over all workgroups stay within
+// this. Measured on the H100 (bench/RESULTS.md, 2026-11-26 sessions 6-7): the 1b example's
+// down_proj (2048 x 8192, 512 workgroups) re-reading a 32 KiB row in every workgroup (16 MiB)
+// took 0.7 us more than reading the quantized row, against 5.9 us for the silu·mul dispatch;
+// with both rows that is 32 MiB.
+constexpr uint64_t kSwigluPrologueBytes = 32ull << 20;
 
 // A layer's kernel choice. Pure data: selection is a function of (shape, profile, options).
 struct LinearChoice {
@@ -114,6 +121,8 @@ struct LinearChoice {
   // (VKQC_XQ_NORM), itself a residual add's sum (xq_add 1: VKQC_XQ_ADD; 2: this layer also writes
   // the sum, VKQC_XQ_SUM). See kernels::LowerContext::RowPrologue.
   bool xq_norm = false;
+  // With xq_prologue: the row is silu(x) * u, u the second prologue operand (VKQC_XQ_SILU).
+  bool xq_silu = false;
   uint32_t xq_add = 0;
   float xq_eps = 0;
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)

@@ -71,9 +71,9 @@ bool ConsumersQuantizePerToken(const kernels::LowerContext& ctx, int tensor) {
 
 namespace {
 bool PrologueFits(const kernels::LowerContext& ctx, const LinearShape& shape, const LinearChoice& choice,
-                  uint32_t rows, uint32_t buffers) {
+                  uint32_t rows, uint32_t buffers, uint64_t default_limit = kPrologueBytes) {
   const uint64_t limit = ctx.options().select.prologue_max_bytes ? ctx.options().select.prologue_max_bytes
-                                                                  : kPrologueBytes;
+                                                                  : default_limit;
   return !shape.x_int8 && shape.act == ir::Scheme::DQ8CA && choice.algo == Algo::Gemv &&
          choice.accum == Accum::IntDot && shape.m == 1 && shape.k % 4 == 0 &&
          uint64_t((shape.n + choice.nr - 1) / choice.nr) * uint64_t(shape.k) * 4 * rows <= limit &&
@@ -83,12 +83,13 @@ bool PrologueFits(const kernels::LowerContext& ctx, const LinearShape& shape, co
 }
 }  // namespace
 
-bool TakesRowPrologue(const kernels::LowerContext& ctx, size_t i, uint32_t rows, uint32_t buffers) {
+bool TakesRowPrologue(const kernels::LowerContext& ctx, size_t i, uint32_t rows, uint32_t buffers,
+                      uint64_t default_limit) {
   const ir::Op& op = ctx.op(i);
   if (op.type != ir::OpType::Linear) return false;
   const LinearShape shape = ShapeOf(ctx, op);
   auto choice = SelectLinear(shape, ctx.profile(), ctx.options().select);
-  return choice.ok() && PrologueFits(ctx, shape, *choice, rows, buffers);
+  return choice.ok() && PrologueFits(ctx, shape, *choice, rows, buffers, default_limit);
 }
 
 std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, const DispatchParams& ld) {
@@ -148,7 +149,13 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   // An rms_norm left to its readers' prologues (norm family): the prologue computes it too.
   kernels::LowerContext::RowPrologue* rp = ctx.RowPrologueOf(op.inputs[0]);
   std::vector<Bind> prologue_binds;
-  if (rp) {
+  if (rp && rp->silu) {
+    choice.xq_prologue = choice.xq_silu = true;
+    x = rp->x;
+    prologue_binds.push_back(rp->b);
+    quant_note = "; computes its input row in each workgroup's prologue: silu * mul ('" + ctx.op(rp->norm_op).name +
+                 "') and the per-token quantization (no row dispatch)";
+  } else if (rp) {
     choice.xq_prologue = choice.xq_norm = true;
     choice.xq_eps = rp->eps;
     prologue_binds.push_back(rp->gamma);
