@@ -221,8 +221,10 @@ float output_value(uint bits, uint m, uint n, uint r) {
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  const uint n0 = gl_WorkGroupID.x * BN;
-  const uint m0 = gl_WorkGroupID.y * BM;
+  // Row blocks along x (the fastest-launched dimension): consecutive workgroups share their weight
+  // block, so it comes from memory once while they run instead of once per wave of row blocks.
+  const uint n0 = gl_WorkGroupID.y * BN;
+  const uint m0 = gl_WorkGroupID.x * BM;
 #ifdef VKQC_SPLITK
   const uint kbeg = gl_WorkGroupID.z * KSLICE, kend = min(K, kbeg + KSLICE);
 #else

@@ -16,6 +16,7 @@
 // shared by the NR channels; the weight bytes become floats by exponent-bit arithmetic.
 // q8gsw (groups a multiple of 32, so each 16-value unit lies in one group): int8 x int8 folds
 // (sum x w - zx sum w) into fp32 per unit with the group's scale; float x int8 scales per unit.
+// VKQC_OUT_PAIRS: a gate/up pair's interleaved channels leave as silu(gate) * up (see the epilogue).
 #define VKQC_VEC4
 #extension GL_EXT_control_flow_attributes : enable
 layout(local_size_x_id = 0) in;
@@ -576,12 +577,22 @@ void main() {
 #else
       const float v = total * weight_scale(n, 0u);
 #endif
-#ifdef VKQC_OUT_Q8
+#if defined(VKQC_OUT_Q8) || defined(VKQC_OUT_PAIRS)
       outv[t] = finish(n, v);
 #else
       y[m * N + n] = finish(n, v);
 #endif
     }
+#ifdef VKQC_OUT_PAIRS
+    // A gate/up pair (compiler/kernels/linear/pair.h): channel 2j is gate's j, 2j + 1 up's j; NR
+    // and N are even, so a pair never straddles workgroups. y is [M][N / 2]: silu(gate) * up as
+    // the mul's row kernel computes it (quantize_dq8ca.comp, VKQC_ROW_SWIGLU).
+    barrier();
+    if (t < NR / 2u && m < M && n0 + 2u * t < N) {
+      const float g = outv[2u * t];
+      y[m * (N / 2u) + n0 / 2u + t] = g / (1.0 + exp(-g)) * outv[2u * t + 1u];
+    }
+#endif
 #ifdef VKQC_OUT_Q8
     barrier();
     // NR is a multiple of 4 for int8 outputs: one thread packs each word.

@@ -18,6 +18,8 @@
 //   VKQC_ROW_ADD    s = x + b, written to S (a residual add)
 //   VKQC_ROW_NORM   y = v * (1 / sqrt(mean(v^2) + EPS)) * w, written to Y (rms_norm of x or of s)
 //   VKQC_ROW_SWIGLU y = silu(x) * b, written to Y
+//   VKQC_ROW_PAIRS  y = silu(x[2k]) * x[2k + 1], written to Y: the interleaved outputs of a gate/up
+//                   pair (compiler/kernels/linear/pair.h), X rows of 2K values, no B
 //   VKQC_NO_QUANT   the row op alone (its consumers do not quantize it dynamically)
 #include "common.glslh"
 #ifdef VKQC_SUBGROUP
@@ -36,7 +38,10 @@ const uint T = gl_WorkGroupSize.x;
 const uint KV = (K + 3u) / 4u;  // words holding real values
 
 // Bindings in order: X, [B], [W], [S], [Y], [Q, P].
-#if defined(VKQC_ROW_SWIGLU)
+#if defined(VKQC_ROW_PAIRS)
+#define Y_BINDING 1
+#define Q_BINDING 2
+#elif defined(VKQC_ROW_SWIGLU)
 #define B_BINDING 1
 #define Y_BINDING 2
 #define Q_BINDING 3
@@ -102,6 +107,23 @@ layout(std430, binding = Q_BINDING + 1) writeonly buffer P { RowParams params[];
 #endif
 
 vec4 silu4(vec4 v) { return v / (1.0 + exp(-v)); }
+#ifdef VKQC_ROW_PAIRS
+// Word w of the row from its interleaved pairs (x rows of 2K values; zeros past K).
+vec4 load_pairs(uint m, uint w) {
+#ifdef VKQC_VEC4
+  const vec4 a = x4[m * 2u * KV + 2u * w], b = x4[m * 2u * KV + 2u * w + 1u];
+  return silu4(vec4(a.x, a.z, b.x, b.z)) * vec4(a.y, a.w, b.y, b.w);
+#else
+  vec4 g = vec4(0.0), u = vec4(0.0);
+  for (uint b = 0u; b < 4u; ++b)
+    if (4u * w + b < K) {
+      g[b] = x[m * 2u * K + 2u * (4u * w + b)];
+      u[b] = x[m * 2u * K + 2u * (4u * w + b) + 1u];
+    }
+  return silu4(g) * u;
+#endif
+}
+#endif
 #ifndef VKQC_VEC4
 vec4 load_scalar_x(uint m, uint w) {
   vec4 v = vec4(0.0);
@@ -136,7 +158,12 @@ void main() {
   vec4 v[RV];  // word w = t + j*T of the row: K values 4w..4w+3, zero past K
   for (uint j = 0u; j < RV; ++j) {
     const uint w = t + j * T;
+#ifdef VKQC_ROW_PAIRS
+    v[j] = w < KV ? load_pairs(m, w) : vec4(0.0);
+    if (w < KV) STORE(y4, y1, m, w, v[j]);
+#else
     v[j] = w < KV ? LOAD(x4, x, m, w) : vec4(0.0);
+#endif
 #if defined(VKQC_ROW_ADD)
     if (w < KV) {
       v[j] += LOAD(b4, b1, m, w);

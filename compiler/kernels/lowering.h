@@ -137,6 +137,16 @@ class LowerContext : public CompileView {
   };
   virtual void ProvideRowPrologue(int tensor, RowPrologue p) = 0;
   virtual RowPrologue* RowPrologueOf(int tensor) = 0;  // nullptr: the tensor is computed as usual
+
+  // A gate/up pair's output (linear/pair.h), left by the linear computing the pair for the mul of
+  // its gated MLP: the mul's output written in the GEMV epilogue, or the 2N interleaved outputs.
+  struct PairOutput {
+    bool in_epilogue = false;
+    Bind interleaved;  // [rows][2N] f32, when not in_epilogue
+    size_t linear = 0;
+  };
+  virtual void ProvidePairs(size_t mul_op, PairOutput p) = 0;
+  virtual const PairOutput* PairsOf(size_t mul_op) const = 0;  // nullptr: none left
 };
 
 struct Family {

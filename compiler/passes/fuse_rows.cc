@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/kernels/conv/conv.h"
+#include "compiler/kernels/linear/pair.h"
 
 namespace vkqc {
 
@@ -10,7 +11,8 @@ bool FusePlan::empty() const {
   return std::all_of(emitted_by.begin(), emitted_by.end(), [](int v) { return v < 0; });
 }
 
-FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage_buffers) {
+FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, const FuseOptions& o) {
+  const uint32_t max_storage_buffers = o.max_storage_buffers;
   const size_t n = g.ops.size();
   FusePlan p;
   p.emitted_by.assign(n, -1);
@@ -20,6 +22,8 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
   p.conv_add.assign(n, -1);
   p.conv_dw.assign(n, -1);
   p.conv_pool.assign(n, -1);
+  p.pair_mul.assign(n, -1);
+  p.pair_linear.assign(n, -1);
   std::vector<int> producer(g.tensors.size(), -1);
   std::vector<std::vector<int>> consumers(g.tensors.size());
   for (size_t i = 0; i < n; ++i) {
@@ -89,6 +93,17 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage
       if (g.tensors[size_t(op.inputs[1])].shape != g.tensors[size_t(a)].shape) continue;  // a broadcasting mul
       p.emitted_by[size_t(i)] = int(j);
       p.row_input[j] = i;
+      // The gate (silu's input) and up (the mul's other operand) linears as one.
+      const int gate = producer[size_t(g.ops[size_t(i)].inputs[0])], up = producer[size_t(op.inputs[1])];
+      if (!o.pair_linears || gate < 0 || up < 0 || gate == up) continue;
+      if (consumers[size_t(g.ops[size_t(i)].inputs[0])].size() != 1 || consumers[size_t(op.inputs[1])].size() != 1 ||
+          p.emitted_by[size_t(gate)] >= 0 || p.emitted_by[size_t(up)] >= 0 ||
+          !linear::CanPair(g, g.ops[size_t(gate)], g.ops[size_t(up)], o.max_storage_buffer_range))
+        continue;
+      const int first = std::min(gate, up), second = std::max(gate, up);
+      p.emitted_by[size_t(second)] = first;
+      p.pair_mul[size_t(first)] = int(j);
+      p.pair_linear[j] = first;
     }
   }
   return p;

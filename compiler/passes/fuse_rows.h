@@ -15,6 +15,11 @@
 //    reads is computed by that convolution: its rows kernel (VKQC_POOL) pools each image's output
 //    codes as it computes them and writes only the pool's output; otherwise a second dispatch of
 //    its layer;
+//  - the gate and up linears of a gated MLP (mul(silu(gate(x)), up(x)), both reading x with the
+//    same input quantization, weights of one scheme and shape, each output read only by the
+//    silu / the mul) run as one linear over their interleaved channels (linear/pair.h): the first
+//    of the two computes both, and the mul reads its interleaved output (or a GEMV writes the
+//    mul's output in its epilogue; decided at lowering);
 //  - the two `rope` ops whose outputs only an `attention` reads (its q and k, same attributes and
 //    position) run with its KV-cache append as one dispatch (rope_append.comp), where the target
 //    allows its 8 storage buffers per stage (the position is a uniform buffer).
@@ -41,11 +46,19 @@ struct FusePlan {
   std::vector<int> conv_add;        // per conv2d op: the int8 add it computes, or -1
   std::vector<int> conv_dw;         // per pointwise conv2d op: the depthwise conv2d it computes first, or -1
   std::vector<int> conv_pool;       // per pointwise conv2d op: the global average pool it computes, or -1
+  // Gate/up pairs: per linear op that computes both (the first of the two), the mul of the gated
+  // MLP, or -1; per such mul, that linear, or -1. The other linear is emitted_by the first.
+  std::vector<int> pair_mul, pair_linear;
   bool empty() const;
 };
 
+struct FuseOptions {
+  uint32_t max_storage_buffers = 8;  // the target's per-stage storage-buffer limit
+  uint64_t max_storage_buffer_range = UINT64_MAX;  // a pair's packed weights must fit one binding
+  bool pair_linears = true;  // off with kept intermediates (the gate and up outputs would not exist)
+};
+
 // `g` verified and folded; `fold` its fold plan.
-// `max_storage_buffers`: the target's per-stage storage-buffer limit.
-FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, uint32_t max_storage_buffers = 8);
+FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, const FuseOptions& o = {});
 
 }  // namespace vkqc

@@ -162,6 +162,11 @@ class ProgramLowering final : public kernels::LowerContext {
   }
 
   void ProvideRowPrologue(int t, RowPrologue p) override { row_prologues_[t] = p; }
+  void ProvidePairs(size_t mul, PairOutput p) override { pairs_[mul] = p; }
+  const PairOutput* PairsOf(size_t mul) const override {
+    auto it = pairs_.find(mul);
+    return it == pairs_.end() ? nullptr : &it->second;
+  }
   RowPrologue* RowPrologueOf(int t) override {
     auto it = row_prologues_.find(t);
     return it == row_prologues_.end() ? nullptr : &it->second;
@@ -206,6 +211,7 @@ class ProgramLowering final : public kernels::LowerContext {
   std::map<std::string, Quantized> quantized_;
   std::map<int, Bind> halves_;
   std::map<int, RowPrologue> row_prologues_;
+  std::map<size_t, PairOutput> pairs_;
   int sync_vb_ = -1;
 };
 
@@ -319,6 +325,14 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       // An rms_norm computes the add in its row kernel, or leaves both to its readers' GEMV prologues.
       const bool by_conv = g.ops[size_t(by)].type == ir::OpType::Conv2d;
       const bool by_norm = g.ops[size_t(by)].type == ir::OpType::RmsNorm;
+      if (op.type == ir::OpType::Linear) {  // the second of a gate/up pair (linear/pair.h)
+        pl.variant = "fused";
+        pl.reason = "computed by '" + g.ops[size_t(by)].name +
+                    "' (linear) as one linear over both layers' interleaved channels (its layer says more)";
+        for (const PlanLayer& l : prog.layers)  // the pair's arithmetic (the reference checks follow it)
+          if (l.op_index == by) pl.integer_path = l.integer_path;
+        continue;
+      }
       pl.reason = std::string(written ? "computed and written by" : "computed by") + " '" + g.ops[size_t(by)].name +
                   "' (" + ir::OpTypeName(g.ops[size_t(by)].type) + ")" +
                   (by_conv ? "" : by_norm ? " with the norm (its layer says where)" : " in one dispatch");

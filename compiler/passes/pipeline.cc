@@ -62,7 +62,8 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
   ir::Graph g = graph;  // the compiler's copy, rewritten by the fold pass
   FoldPlan fold = FoldQuantization(g);
   FoldViews(g, &fold);
-  const FusePlan fuse = FuseRows(g, fold, profile.max_per_stage_descriptor_storage_buffers);
+  const FusePlan fuse = FuseRows(g, fold, {profile.max_per_stage_descriptor_storage_buffers,
+                                           profile.max_storage_buffer_range, !options.keep_intermediates});
   VKQC_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, ProgramSizes(g, options));
   if (log::Enabled(log::Level::Debug)) {
     size_t folded = 0;

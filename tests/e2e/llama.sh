@@ -53,12 +53,16 @@ for emb in int8 int4; do
   for t in 1 16; do
     expect_pass "run tokens=$t --reference ($emb)" run "$B" --tokens "$t" --validation --reference "$M/graph.json"
   done
-  # The decode program computes silu*mul in down_proj's GEMV prologue (no dispatch of its own).
+  # gate_proj and up_proj run as one linear over their interleaved channels: at tokens 1 its GEMV
+  # writes silu*mul in its epilogue (no dispatch of its own) and down_proj quantizes that row in
+  # its prologue; at tokens 16 the GEMM's interleaved outputs go to the silu*mul row kernel.
   vk inspect "$B"
-  if out_has "linear_dq8ca_q4gsw_dot_gemv_rowq_silu" && out_has "this mul computed in the GEMV prologue of every workgroup of 'layers.0.down_proj'"; then
-    ok "inspect: silu*mul in down_proj's GEMV prologue at tokens 1 ($emb)"
+  if out_has "linear_dq8ca_q4gsw_dot_gemv_swiglu" && out_has "this mul computed in the epilogue of 'layers.0.gate_proj'" \
+    && out_has "computes 'layers.0.gate_proj' and 'layers.0.up_proj' as one linear over their interleaved channels" \
+    && out_has "linear_dq8ca_q4gsw_dot_gemv_rowq " && out_has "silu_mul_pairs_f32_dq8ca"; then
+    ok "inspect: gate_proj+up_proj as one linear, silu*mul in its GEMV epilogue at tokens 1 ($emb)"
   else
-    fail "inspect: silu*mul in down_proj's GEMV prologue ($emb)" "$(last_run_report)"
+    fail "inspect: gate_proj+up_proj as one linear, silu*mul in its GEMV epilogue ($emb)" "$(last_run_report)"
   fi
   [ "$emb" = int4 ] || continue
   # Prefill logits of the 16-token program against the numpy decoder's, end to end.

@@ -73,6 +73,7 @@ ir::Graph RowGraph(bool swiglu, int64_t c, bool linear, bool extra_reader = fals
 struct Ran {
   std::map<std::string, std::vector<float>> out;
   std::vector<std::string> variants;
+  std::vector<bool> integer_path;  // per layer, as the bundle says
 };
 
 // Runs a compiled bundle of g on random inputs (poisoned memory), its outputs and layer variants
@@ -103,6 +104,7 @@ struct Ran {
     vkqc_layer_info li;
     vkqc_model_layer_info(l.model, 0, i, &li);
     r->variants.push_back(li.variant);
+    r->integer_path.push_back(li.integer_path != 0);
   }
   // Timed runs, per layer and whole: layers without commands read 0 and nothing waits forever.
   std::vector<double> ns(nl, -1.0);
@@ -134,8 +136,11 @@ void Check(const ir::Graph& g, const Ran& r, std::map<std::string, std::vector<f
            const std::string& what) {
   ref::RunOptions ro;
   ro.tokens = m;
-  for (const std::string& v : r.variants)  // the dequant fallback computes the weight-only function
-    ro.integer_path.push_back(v.find("_dequant_") == std::string::npos);
+  for (size_t i = 0; i < r.variants.size(); ++i)  // the dequant fallback computes the weight-only function
+    // (the second linear of a gate/up pair: `fused`, the pair's arithmetic as its layer says)
+    ro.integer_path.push_back(r.variants[i] == "fused" && g.ops[i].type == ir::OpType::Linear
+                                  ? r.integer_path[i]
+                                  : r.variants[i].find("_dequant_") == std::string::npos);
   auto want = ref::RunGraph(g, in, ro);
   ASSERT_TRUE(want.ok()) << want.error().message;
   for (const auto& [name, w] : *want) {
@@ -207,13 +212,16 @@ TEST(RowFusion, FourStorageBuffersPerStage) {
     }
 }
 
-// A linear of [rows, c] dq8ca x `w` (q8csw, or q4gsw / q4gaw in groups of 32) reading y.
-int AddLinear(ir::Graph& g, const std::string& name, int y, int64_t c, int64_t n, ir::Scheme w, uint32_t seed) {
+// A linear of [rows, c] `act` (dq8ca by default) x `w` (groups of 32 where grouped) reading y,
+// with a bias for even seeds unless `bias` says (0 none, 1 a bias).
+int AddLinear(ir::Graph& g, const std::string& name, int y, int64_t c, int64_t n, ir::Scheme w, uint32_t seed,
+              ir::Scheme act = ir::Scheme::DQ8CA, int bias = -1) {
   testing_graphs::QLayerSpec ls;
   ls.k = c;
   ls.n = n;
   ls.weights = w;
-  ls.bias = seed % 2 == 0;
+  ls.act = act;
+  ls.bias = bias < 0 ? seed % 2 == 0 : bias == 1;
   ir::Graph one = testing_graphs::MakeQLayer(ls, seed);  // its weight and bias tensors
   ir::Op op = one.ops[0];
   op.name = name;
@@ -357,6 +365,117 @@ TEST(RowFusion, SwigluInGemvPrologues) {
         Check(g, r, in, m, 2e-3, what);
         gpu_test::ExpectNoValidationMessages(what);
       }
+}
+
+// x -> gate, up -> silu(gate) * up -> down (dq8ca q8csw, 24 outputs). gate and up: `w` weights
+// with `act` activations, bias or none. `kind` 0: a pair; 1: up of another scheme; 2: gate's
+// output also a graph output; 3: the mul's output also a graph output (still a pair).
+ir::Graph GateUpGraph(int64_t c, int64_t f, ir::Scheme w, ir::Scheme act, bool bias, int kind) {
+  ir::Graph g;
+  const int x = Add(g, "x", {ir::kSymbolicDim, c});
+  g.inputs = {x};
+  auto linear = [&](const std::string& name, int in, int64_t k, int64_t n, ir::Scheme ws, ir::Scheme a, uint32_t seed) {
+    return AddLinear(g, name, in, k, n, ws, seed, a, bias ? 1 : 0);
+  };
+  const int gate = linear("gate", x, c, f, w, act, 21);
+  const int up = linear("up", x, c, f, kind == 1 ? (w == ir::Scheme::Q8CSW ? ir::Scheme::Q4GSW : ir::Scheme::Q8CSW) : w,
+                        act, 22);
+  const int s = Add(g, "s", {ir::kSymbolicDim, f}), h = Add(g, "h", {ir::kSymbolicDim, f});
+  g.ops.push_back(gpu_test::MakeOp("silu", ir::OpType::Silu, {gate}, {s}));
+  g.ops.push_back(gpu_test::MakeOp("mul", ir::OpType::Mul, {s, up}, {h}));
+  g.outputs = {linear("down", h, f, 24, ir::Scheme::Q8CSW, ir::Scheme::DQ8CA, 23)};
+  if (kind == 2) g.outputs.push_back(gate);
+  if (kind == 3) g.outputs.push_back(h);
+  return g;
+}
+
+// The gate and up linears of a gated MLP as one linear over their interleaved channels: the GEMV
+// writes silu(gate) * up in its epilogue (`_swiglu`, the mul `fused`), other kernels the
+// interleaved outputs for the mul's row kernel (`silu_mul_pairs_f32`, quantized for the int-dot
+// down). Every weight scheme with int8 and float activations, with and without bias, M 1, 3 and
+// 17, N odd (13: the last GEMV workgroup half full) and not, K 64 and 160, the target's choice and
+// forced int dot, dequant and GEMM; and the graphs that must not pair. Against the reference.
+TEST(RowFusion, GateUpPairs) {
+  auto profile = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(profile.ok());
+  struct Case {
+    ir::Scheme w, act;
+  };
+  const Case cases[] = {{ir::Scheme::Q4GSW, ir::Scheme::DQ8CA}, {ir::Scheme::Q8CSW, ir::Scheme::DQ8CA},
+                        {ir::Scheme::Q4GAW, ir::Scheme::DQ8CA}, {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA},
+                        {ir::Scheme::Q4GMW, ir::Scheme::DQ8CA}, {ir::Scheme::Q4GSW, ir::Scheme::Float},
+                        {ir::Scheme::Q8CSW, ir::Scheme::Float}};
+  int ran = 0;
+  for (const Case& cs : cases)
+    for (int64_t c : {64, 160})
+      for (int64_t f : {13, 40})
+        for (int64_t m : {1, 3, 17})
+          for (int mode = 0; mode < 4; ++mode) {  // target's choice; int dot; dequant; GEMM
+            const bool bias = (c + f + m + mode) % 2 == 0;
+            if (cs.act == ir::Scheme::Float && mode == 1) continue;  // weight-only: no int path
+            // q4gsw and q8csw with dq8ca (the decoders' schemes) in every mode at K 64; the other
+            // schemes at N 13 with the target's choice and GEMM; K 160 for q4gsw likewise at N 13, 40.
+            const bool main_scheme = cs.act == ir::Scheme::DQ8CA && (cs.w == ir::Scheme::Q4GSW || cs.w == ir::Scheme::Q8CSW);
+            if (!main_scheme && (mode == 1 || mode == 2 || m == 3 || f != 13)) continue;
+            if (c == 160 && (cs.w != ir::Scheme::Q4GSW || cs.act != ir::Scheme::DQ8CA || m == 3 || mode == 1 || mode == 2))
+              continue;
+            const ir::Graph g = GateUpGraph(c, f, cs.w, cs.act, bias, 0);
+            const std::string what = std::string(ir::SchemeName(cs.w)) + (cs.act == ir::Scheme::Float ? " float" : " dq8ca") +
+                                     " K " + std::to_string(c) + " N " + std::to_string(f) + " M " + std::to_string(m) +
+                                     " mode " + std::to_string(mode) + (bias ? " bias" : "");
+            CompileOptions o;
+            o.tokens = {m};
+            if (mode == 1) o.select.force_accum = linear::Accum::IntDot;
+            if (mode == 2) o.select.force_accum = linear::Accum::Dequant;
+            if (mode == 3) o.select.force_algo = linear::Algo::Gemm;
+            auto bundle = CompileGraph(g, *profile, o, 0);
+            ASSERT_TRUE(bundle.ok()) << what << ": " << bundle.error().message;
+            std::map<std::string, std::vector<float>> in;
+            Ran r;
+            ASSERT_TRUE(RunBundle(g, *bundle, m, &r, &in)) << what;
+            const bool gemv = r.variants[0].find("_gemv") != std::string::npos;
+            if (mode == 3) {
+              EXPECT_FALSE(gemv) << what << ": " << r.variants[0];
+            }
+            if (mode != 3 && m == 1) {
+              EXPECT_TRUE(gemv) << what << ": " << r.variants[0];
+            }
+            EXPECT_EQ(r.variants[1], "fused") << what;
+            EXPECT_EQ(r.variants[2], "folded") << what;
+            EXPECT_EQ(r.variants[0].find("_swiglu") != std::string::npos, gemv) << what << ": " << r.variants[0];
+            if (gemv)
+              EXPECT_EQ(r.variants[3], "fused") << what;
+            else
+              EXPECT_EQ(r.variants[3].rfind("silu_mul_pairs_f32", 0), 0u) << what << ": " << r.variants[3];
+            EXPECT_EQ(r.integer_path[1], r.integer_path[0]) << what;
+            Check(g, r, in, m, 2e-3, what);
+            gpu_test::ExpectNoValidationMessages(what);
+            ++ran;
+          }
+  EXPECT_EQ(ran, 76);
+  // Not a pair: up of another scheme, gate's output read by the graph too. Still a pair: the mul's
+  // output a graph output as well. Kept intermediates: never (the two outputs would not exist).
+  for (int kind = 1; kind < 5; ++kind)
+    for (int64_t m : {1, 3}) {
+      const ir::Graph g = GateUpGraph(64, 40, ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, true, std::min(kind, 3));
+      const std::string what = "kind " + std::to_string(kind) + " M " + std::to_string(m);
+      CompileOptions o;
+      o.tokens = {m};
+      o.keep_intermediates = kind == 4;
+      auto bundle = CompileGraph(g, *profile, o, 0);
+      ASSERT_TRUE(bundle.ok()) << what << ": " << bundle.error().message;
+      std::map<std::string, std::vector<float>> in;
+      Ran r;
+      ASSERT_TRUE(RunBundle(g, *bundle, m, &r, &in)) << what;
+      const bool paired = kind == 3;
+      EXPECT_EQ(r.variants[1] == "fused", paired) << what << ": " << r.variants[1];
+      EXPECT_EQ(r.variants[0].find("_swiglu") != std::string::npos, paired) << what << ": " << r.variants[0];
+      if (!paired) {
+        EXPECT_EQ(r.variants[3].find("pairs"), std::string::npos) << what << ": " << r.variants[3];
+      }
+      Check(g, r, in, m, 2e-3, what);
+      gpu_test::ExpectNoValidationMessages(what);
+    }
 }
 
 TEST(RowFusion, OnlyWhereTheRowIsComplete) {

@@ -67,16 +67,33 @@ bool LeaveSwigluToPrologues(kernels::LowerContext& ctx, size_t i, int silu, Plan
   return true;
 }
 
-// mul(silu(a), b) as one row kernel [+ the dq8ca quantization its linear readers need].
+// mul(silu(a), b) as one row kernel [+ the dq8ca quantization its linear readers need]. After a
+// gate/up pair (linear/pair.h): nothing where the pair's GEMV wrote the mul's output in its
+// epilogue, else the row kernel reads a and b from the pair's interleaved outputs.
 Status LowerSwiglu(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl) {
-  if (LeaveSwigluToPrologues(ctx, i, silu, pl)) return {};
   const ir::Op& op = ctx.op(i);
   const ir::Tensor& y = ctx.tensor(op.outputs[0]);
   const int64_t c = y.shape.back(), rows = y.NumElements(ctx.tokens()) / c;
+  const kernels::LowerContext::PairOutput* pairs = ctx.PairsOf(i);
+  if (ctx.fuse().pair_linear[i] >= 0 && !pairs)
+    return InternalError(ctx.OpLabel(i) + ": the gate/up pair before it left no output");
+  if (pairs && pairs->in_epilogue) {
+    pl.variant = "fused";
+    pl.reason = "silu '" + ctx.op(size_t(silu)).name + "' and this mul computed in the epilogue of '" +
+                ctx.op(pairs->linear).name + "' (the gate/up pair's GEMV); no dispatch of its own";
+    pl.detail = std::to_string(rows) + " rows of " + std::to_string(c);
+    return {};
+  }
+  if (!pairs && LeaveSwigluToPrologues(ctx, i, silu, pl)) return {};
+  const uint32_t buffers = pairs ? 4u : 5u;  // [a, b | pairs], y, rows, params
   const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]) &&
-                     5u <= ctx.profile().max_per_stage_descriptor_storage_buffers;  // a, b, y, rows, params
-  std::vector<kernels::Bind> binds{ctx.Read(ctx.op(size_t(silu)).inputs[0]), ctx.Read(op.inputs[1]),
-                                   ctx.Write(op.outputs[0])};
+                     buffers <= ctx.profile().max_per_stage_descriptor_storage_buffers;
+  std::vector<kernels::Bind> binds;
+  if (pairs) {
+    binds = {pairs->interleaved, ctx.Write(op.outputs[0])};
+  } else {
+    binds = {ctx.Read(ctx.op(size_t(silu)).inputs[0]), ctx.Read(op.inputs[1]), ctx.Write(op.outputs[0])};
+  }
   kernels::LowerContext::Quantized q;
   if (quant) {
     q.rows = ctx.Scratch(uint64_t(rows) * linear::PackedK4(c) * 4, y.name + ".dq8ca");
@@ -84,11 +101,14 @@ Status LowerSwiglu(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl
     binds.push_back(q.rows);
     binds.push_back(q.params);
   }
-  const linear::DispatchParams d = quantize::RowDispatch({"VKQC_ROW_SWIGLU"}, quant, rows, c, 0.0f, ctx.profile());
+  const linear::DispatchParams d =
+      quantize::RowDispatch({pairs ? "VKQC_ROW_PAIRS" : "VKQC_ROW_SWIGLU"}, quant, rows, c, 0.0f, ctx.profile());
   ctx.Dispatch(d, binds);
   if (quant) ctx.ProvideQuantized(op.outputs[0], ir::Scheme::DQ8CA, 1.0f, 0, {q.rows.AsRead(), q.params.AsRead()});
-  pl.variant = std::string("silu_mul_f32") + (quant ? "_dq8ca" : "");
+  pl.variant = std::string(pairs ? "silu_mul_pairs_f32" : "silu_mul_f32") + (quant ? "_dq8ca" : "");
   pl.reason = "silu '" + ctx.op(size_t(silu)).name + "' and this mul in one row kernel" +
+              (pairs ? " reading the interleaved outputs of the gate/up pair '" + ctx.op(pairs->linear).name + "'"
+                     : std::string()) +
               (quant ? " with the per-token int8 quantization every linear reading it needs" : "");
   pl.detail = std::to_string(rows) + " rows of " + std::to_string(c);
   return {};

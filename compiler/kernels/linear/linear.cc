@@ -25,6 +25,7 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
   v += "_";
   v += AlgoName(algo);
   if (xq_prologue) v += xq_add ? "_rowq_addnorm" : xq_norm ? "_rowq_norm" : xq_silu ? "_rowq_silu" : "_rowq";
+  if (out_pairs) v += "_swiglu";
   if (accum == Accum::CoopMat && cm_ksplit > 1) v += "_splitk";
   return v;
 }
@@ -168,6 +169,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   }
   const bool split = cm && c.cm_ksplit > 1;  // float partial outputs; the second dispatch finishes them
   if (s.out_q8 && !split) defs.push_back("VKQC_OUT_Q8");
+  if (c.out_pairs) defs.push_back("VKQC_OUT_PAIRS");
   if (split) defs.push_back("VKQC_SPLITK");
   const uint32_t gs = s.Grouped() ? uint32_t(s.group_size) : 32u;
   d.spec = {{2, uint32_t(s.m)},     {3, uint32_t(s.n)},  {4, uint32_t(s.k)},  {5, PackedK4(s.k)},
@@ -189,8 +191,10 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     if (split) d.spec.push_back({24, c.cm_kslice});
     d.local_size[0] = nt;
     d.local_size[1] = d.local_size[2] = 1;
-    d.group_count[0] = Ceil(s.n, c.CmBlockN());
-    d.group_count[1] = Ceil(s.m, c.CmBlockM());
+    // Row blocks along x: the workgroups that read the same weight columns are launched together
+    // (one read of each weight block from memory while they run; linear_coopmat.comp).
+    d.group_count[0] = Ceil(s.m, c.CmBlockM());
+    d.group_count[1] = Ceil(s.n, c.CmBlockN());
     d.group_count[2] = split ? c.cm_ksplit : 1;
     d.required_subgroup_size = c.cm_pin_subgroup ? c.cm_sg : 0;
   } else if (c.algo == Algo::Gemm) {

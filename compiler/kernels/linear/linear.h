@@ -76,9 +76,11 @@ constexpr uint32_t kCoopMatF16Int8GemvMaxM = 8;
 constexpr uint64_t kMinWorkgroupsForTallTiles = 192;
 constexpr int64_t kMinTallTilesInt4DotGroup = 128;
 // The GEMV prologue quantization (LinearChoice::xq_prologue) is taken where the rows it reads over
-// all workgroups stay below this (8 MiB: ~1 us of L2 bandwidth on an H100; a dependent dispatch
-// costs ~2 us there, bench/RESULTS.md).
-constexpr uint64_t kPrologueBytes = 8ull << 20;
+// all workgroups stay within this: 16 MiB. Measured on the H100 (bench/RESULTS.md, 2026-11-26
+// sessions 6-7): the 1b example's down_proj (512 workgroups re-reading its 32 KiB row, 16 MiB)
+// took 10.40 us with the prologue against 9.66 + 5.89 for the GEMV and a quantize dispatch; a
+// dependent dispatch alone costs ~2 us there.
+constexpr uint64_t kPrologueBytes = 16ull << 20;
 // A one-row silu(gate) * up whose readers quantize it per token is computed in their GEMV
 // prologues (no silu·mul dispatch) where the two rows they read over all workgroups stay within
 // this. Measured on the H100 (bench/RESULTS.md, 2026-11-26 sessions 6-7): the 1b example's
@@ -123,6 +125,9 @@ struct LinearChoice {
   bool xq_norm = false;
   // With xq_prologue: the row is silu(x) * u, u the second prologue operand (VKQC_XQ_SILU).
   bool xq_silu = false;
+  // A gate/up pair (linear/pair.h) on the GEMV: the workgroup's channel pairs (2j gate, 2j + 1 up)
+  // leave as silu(gate) * up, N / 2 outputs (VKQC_OUT_PAIRS). Decided at lowering; needs nr even.
+  bool out_pairs = false;
   uint32_t xq_add = 0;
   float xq_eps = 0;
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)

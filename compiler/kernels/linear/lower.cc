@@ -6,6 +6,8 @@
 
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/kernels/linear/lower.h"
+#include "compiler/kernels/linear/pair.h"
+#include "compiler/passes/fuse_rows.h"
 
 namespace vkqc::linear {
 namespace {
@@ -14,8 +16,26 @@ using kernels::Bind;
 using kernels::QScale;
 using kernels::QZero;
 
+// The other linear of the gate/up pair that linear `i` computes.
+size_t PairedWith(const kernels::CompileView& ctx, size_t i) {
+  for (size_t j = 0; j < ctx.graph().ops.size(); ++j)
+    if (ctx.fuse().emitted_by[j] == int(i) && ctx.op(j).type == ir::OpType::Linear) return j;
+  return i;
+}
+
 Status Pack(kernels::PackContext& ctx, size_t i) {
   const ir::Op& op = ctx.op(i);
+  if (ctx.fuse().emitted_by[i] >= 0) return {};  // the second of a gate/up pair: packed with the first
+  if (const int mul = ctx.fuse().pair_mul[i]; mul >= 0) {
+    const ir::Op& second = ctx.op(PairedWith(ctx, i));
+    // Gate first: the linear whose output the silu reads.
+    const bool gate_first = ctx.op(size_t(ctx.fuse().row_input[size_t(mul)])).inputs[0] == op.outputs[0];
+    auto packed = std::make_shared<PackedLinear>(
+        PackPair(ctx.graph(), gate_first ? op : second, gate_first ? second : op));
+    VKQC_TRY(ctx.AddConstants(i, packed->region));
+    ctx.Keep(i, packed);
+    return {};
+  }
   const ir::Tensor& w = ctx.tensor(op.inputs[1]);
   const int64_t n = w.shape[0], k = w.shape[1];
   const float* bias =
@@ -120,7 +140,9 @@ namespace {
 
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
-  const LinearShape shape = ShapeOf(ctx, op);
+  const int pair_mul = ctx.fuse().pair_mul[i];
+  LinearShape shape = ShapeOf(ctx, op);
+  if (pair_mul >= 0) shape.n *= 2;  // a gate/up pair: both linears' channels, interleaved
   auto choice_r = SelectLinear(shape, ctx.profile(), ctx.options().select);
   if (!choice_r.ok()) return Error{choice_r.error().kind, ctx.OpLabel(i) + ": " + choice_r.error().message};
   LinearChoice choice = *choice_r;
@@ -184,8 +206,32 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   } else if (choice.accum == Accum::CoopMat && !shape.x_int8) {
     x = ctx.HalvesShared(op.inputs[0], shape.m, shape.k, &quant_note);
   }
+  // A gate/up pair: the GEMV writes the mul's output silu(gate) * up from its channel pairs in its
+  // epilogue; any other kernel writes the 2N interleaved outputs for the mul's row kernel.
+  Bind out;
+  std::string pair_note;
+  if (pair_mul >= 0) {
+    const ir::Op& mul = ctx.op(size_t(pair_mul));
+    const size_t other = PairedWith(ctx, i);
+    kernels::LowerContext::PairOutput po;
+    po.linear = i;
+    pair_note = "; computes '" + op.name + "' and '" + ctx.op(other).name +
+                "' as one linear over their interleaved channels (" + std::to_string(shape.n) + " outputs)";
+    if (choice.algo == Algo::Gemv && choice.nr % 2 == 0) {
+      choice.out_pairs = po.in_epilogue = true;
+      out = ctx.Write(mul.outputs[0]);
+      pair_note += " and writes silu * mul ('" + mul.name + "') from each channel pair in its epilogue";
+    } else {
+      out = ctx.Scratch(uint64_t(shape.m) * uint64_t(shape.n) * 4, ctx.tensor(op.outputs[0]).name + ".pairs");
+      po.interleaved = out.AsRead();
+      pair_note += ", read by the silu * mul row kernel ('" + mul.name + "')";
+    }
+    ctx.ProvidePairs(size_t(pair_mul), po);
+  } else {
+    out = ctx.Write(op.outputs[0]);
+  }
   const auto ld = LinearDispatch(shape, choice, ctx.KeptAs<PackedLinear>(i), lc, ctx.profile());
-  std::vector<Bind> binds{x, ctx.Constants(i), ctx.Write(op.outputs[0])};
+  std::vector<Bind> binds{x, ctx.Constants(i), out};
   if (row_params.vb >= 0) binds.push_back(row_params);
   binds.insert(binds.end(), prologue_binds.begin(), prologue_binds.end());
   if (choice.accum == Accum::CoopMat && choice.cm_ksplit > 1) {  // partial outputs, then their sum
@@ -194,13 +240,13 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     binds[2] = part;
     ctx.Dispatch(ld, binds);
     ctx.Dispatch(SplitKReduceDispatch(shape, choice, ctx.KeptAs<PackedLinear>(i), lc, ctx.profile()),
-                 {part.AsRead(), ctx.Constants(i), ctx.Write(op.outputs[0])});
+                 {part.AsRead(), ctx.Constants(i), out});
   } else {
     ctx.Dispatch(ld, binds);
   }
 
   pl.variant = choice.VariantName(shape);
-  pl.reason = choice.reason + quant_note;
+  pl.reason = choice.reason + quant_note + pair_note;
   pl.detail = ChoiceDetail(shape, choice, ld);
   pl.weight_bytes = ctx.ConstantBytes(i);
   pl.integer_path = int_path || shape.x_int8;

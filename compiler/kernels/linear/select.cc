@@ -182,8 +182,8 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     else if (c.cm_wm > 1) c.cm_wm /= 2;
     else return "no cooperative-matrix tile fits the target's shared memory / invocation limits";
   }
-  if (uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) > p.max_compute_work_group_count[1] ||
-      uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN()) > p.max_compute_work_group_count[0])
+  if (uint64_t((s.m + c.CmBlockM() - 1) / c.CmBlockM()) > p.max_compute_work_group_count[0] ||
+      uint64_t((s.n + c.CmBlockN() - 1) / c.CmBlockN()) > p.max_compute_work_group_count[1])
     return "too many workgroups for the target's workgroup count limits";
   // Split K where even the small blocks leave fewer than kMinCmBlocks workgroups (grouped weights
   // on the int8 path): each workgroup's K loop is latency-bound, so K slices of whole steps and
