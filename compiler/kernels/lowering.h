@@ -143,7 +143,6 @@ class LowerContext : public CompileView {
   struct PairOutput {
     bool in_epilogue = false;
     Bind interleaved;  // [rows][2N] f32, when not in_epilogue
-    size_t linear = 0;
   };
   virtual void ProvidePairs(size_t mul_op, PairOutput p) = 0;
   virtual const PairOutput* PairsOf(size_t mul_op) const = 0;  // nullptr: none left

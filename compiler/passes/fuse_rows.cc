@@ -23,7 +23,8 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, const FuseOptions& o
   p.conv_dw.assign(n, -1);
   p.conv_pool.assign(n, -1);
   p.pair_mul.assign(n, -1);
-  p.pair_linear.assign(n, -1);
+  p.pair_gate.assign(n, -1);
+  p.pair_up.assign(n, -1);
   std::vector<int> producer(g.tensors.size(), -1);
   std::vector<std::vector<int>> consumers(g.tensors.size());
   for (size_t i = 0; i < n; ++i) {
@@ -100,10 +101,10 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, const FuseOptions& o
           p.emitted_by[size_t(gate)] >= 0 || p.emitted_by[size_t(up)] >= 0 ||
           !linear::CanPair(g, g.ops[size_t(gate)], g.ops[size_t(up)], o.max_storage_buffer_range))
         continue;
-      const int first = std::min(gate, up), second = std::max(gate, up);
-      p.emitted_by[size_t(second)] = first;
-      p.pair_mul[size_t(first)] = int(j);
-      p.pair_linear[j] = first;
+      p.emitted_by[size_t(std::max(gate, up))] = std::min(gate, up);
+      p.pair_mul[size_t(std::min(gate, up))] = int(j);
+      p.pair_gate[j] = gate;
+      p.pair_up[j] = up;
     }
   }
   return p;

@@ -30,6 +30,7 @@
 // commands. (The rms_norm and swiglu rows are also quantized in the same dispatch when all their
 // consumers quantize them per token: decided at lowering, where the kernel choices are known.)
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,8 +48,9 @@ struct FusePlan {
   std::vector<int> conv_dw;         // per pointwise conv2d op: the depthwise conv2d it computes first, or -1
   std::vector<int> conv_pool;       // per pointwise conv2d op: the global average pool it computes, or -1
   // Gate/up pairs: per linear op that computes both (the first of the two), the mul of the gated
-  // MLP, or -1; per such mul, that linear, or -1. The other linear is emitted_by the first.
-  std::vector<int> pair_mul, pair_linear;
+  // MLP, or -1; per such mul, the gate and the up linear, or -1. The second is emitted_by the first.
+  std::vector<int> pair_mul, pair_gate, pair_up;
+  int PairFirst(size_t mul) const { return std::min(pair_gate[mul], pair_up[mul]); }
   bool empty() const;
 };
 

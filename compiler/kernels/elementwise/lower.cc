@@ -75,12 +75,13 @@ Status LowerSwiglu(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl
   const ir::Tensor& y = ctx.tensor(op.outputs[0]);
   const int64_t c = y.shape.back(), rows = y.NumElements(ctx.tokens()) / c;
   const kernels::LowerContext::PairOutput* pairs = ctx.PairsOf(i);
-  if (ctx.fuse().pair_linear[i] >= 0 && !pairs)
+  const int pair = ctx.fuse().pair_gate[i] >= 0 ? ctx.fuse().PairFirst(i) : -1;  // the linear computing the pair
+  if (pair >= 0 && !pairs)
     return InternalError(ctx.OpLabel(i) + ": the gate/up pair before it left no output");
   if (pairs && pairs->in_epilogue) {
     pl.variant = "fused";
     pl.reason = "silu '" + ctx.op(size_t(silu)).name + "' and this mul computed in the epilogue of '" +
-                ctx.op(pairs->linear).name + "' (the gate/up pair's GEMV); no dispatch of its own";
+                ctx.op(size_t(pair)).name + "' (the gate/up pair's GEMV); no dispatch of its own";
     pl.detail = std::to_string(rows) + " rows of " + std::to_string(c);
     return {};
   }
@@ -107,7 +108,7 @@ Status LowerSwiglu(kernels::LowerContext& ctx, size_t i, int silu, PlanLayer& pl
   if (quant) ctx.ProvideQuantized(op.outputs[0], ir::Scheme::DQ8CA, 1.0f, 0, {q.rows.AsRead(), q.params.AsRead()});
   pl.variant = std::string(pairs ? "silu_mul_pairs_f32" : "silu_mul_f32") + (quant ? "_dq8ca" : "");
   pl.reason = "silu '" + ctx.op(size_t(silu)).name + "' and this mul in one row kernel" +
-              (pairs ? " reading the interleaved outputs of the gate/up pair '" + ctx.op(pairs->linear).name + "'"
+              (pairs ? " reading the interleaved outputs of the gate/up pair '" + ctx.op(size_t(pair)).name + "'"
                      : std::string()) +
               (quant ? " with the per-token int8 quantization every linear reading it needs" : "");
   pl.detail = std::to_string(rows) + " rows of " + std::to_string(c);

@@ -16,22 +16,12 @@ using kernels::Bind;
 using kernels::QScale;
 using kernels::QZero;
 
-// The other linear of the gate/up pair that linear `i` computes.
-size_t PairedWith(const kernels::CompileView& ctx, size_t i) {
-  for (size_t j = 0; j < ctx.graph().ops.size(); ++j)
-    if (ctx.fuse().emitted_by[j] == int(i) && ctx.op(j).type == ir::OpType::Linear) return j;
-  return i;
-}
-
 Status Pack(kernels::PackContext& ctx, size_t i) {
   const ir::Op& op = ctx.op(i);
   if (ctx.fuse().emitted_by[i] >= 0) return {};  // the second of a gate/up pair: packed with the first
   if (const int mul = ctx.fuse().pair_mul[i]; mul >= 0) {
-    const ir::Op& second = ctx.op(PairedWith(ctx, i));
-    // Gate first: the linear whose output the silu reads.
-    const bool gate_first = ctx.op(size_t(ctx.fuse().row_input[size_t(mul)])).inputs[0] == op.outputs[0];
-    auto packed = std::make_shared<PackedLinear>(
-        PackPair(ctx.graph(), gate_first ? op : second, gate_first ? second : op));
+    auto packed = std::make_shared<PackedLinear>(PackPair(ctx.graph(), ctx.op(size_t(ctx.fuse().pair_gate[size_t(mul)])),
+                                                          ctx.op(size_t(ctx.fuse().pair_up[size_t(mul)]))));
     VKQC_TRY(ctx.AddConstants(i, packed->region));
     ctx.Keep(i, packed);
     return {};
@@ -212,10 +202,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   std::string pair_note;
   if (pair_mul >= 0) {
     const ir::Op& mul = ctx.op(size_t(pair_mul));
-    const size_t other = PairedWith(ctx, i);
     kernels::LowerContext::PairOutput po;
-    po.linear = i;
-    pair_note = "; computes '" + op.name + "' and '" + ctx.op(other).name +
+    pair_note = "; computes '" + ctx.op(size_t(ctx.fuse().pair_gate[size_t(pair_mul)])).name + "' and '" +
+                ctx.op(size_t(ctx.fuse().pair_up[size_t(pair_mul)])).name +
                 "' as one linear over their interleaved channels (" + std::to_string(shape.n) + " outputs)";
     if (choice.algo == Algo::Gemv && choice.nr % 2 == 0) {
       choice.out_pairs = po.in_epilogue = true;
