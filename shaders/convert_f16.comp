@@ -2,7 +2,9 @@
 // fp16 activation rows for the fp16 cooperative-matrix GEMM (linear_coopmat.comp, VKQC_XH): a float
 // [M,K] activation becomes M rows of K4P / 2 uvec4 (8 halves each, K padded with zeros), so the
 // GEMM streams 2 bytes per value instead of 4 and converts nothing. Each invocation writes one
-// uvec4 from 8 values (two vec4 loads when K is a multiple of 8).
+// uvec4 from 8 values (two vec4 loads when K is a multiple of 8), in the order the GEMM's weight
+// dequantization produces them: K values 0 2 1 3 4 6 5 7 of the 8 (a half pair of bytes or nibbles
+// 0 and 2 of a word comes from one mask; linear_coopmat.comp's load_b).
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint M = 1;
 layout(constant_id = 2) const uint K = 8;
@@ -30,5 +32,5 @@ void main() {
       if (k + 4u + j < K) b[j] = x[m * K + k + 4u + j];
     }
   }
-  h[idx] = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
+  h[idx] = uvec4(packHalf2x16(a.xz), packHalf2x16(a.yw), packHalf2x16(b.xz), packHalf2x16(b.yw));
 }

@@ -31,8 +31,10 @@
 //                |xq| <= 128 times |w - zp| <= 128), and one subtraction yields sum; one fma with
 //                the column's scale folds it.
 //   otherwise    x is fp16 rows (convert_f16.comp, once per layer): A = fp16(x),
-//                B = fp16(s_w * (w - zp_w)), fp32 accumulation.
-//                fp16 rounding of both operands: the looser tolerance of an fp16 variant.
+//                B = fp16(fp16(s_w) * (w - zp_w)) (q4gmw: fp16(fp16(s_w) * w - fp16(m_w))), fp32
+//                accumulation; q8csw: B = w exactly, the channel's scale applied to the fp32 sum.
+//                fp16 rounding of the operands: the looser tolerance of an fp16 variant (group
+//                scales below 2^-14 lose bits as fp16 subnormals; GGUF stores its scales as fp16).
 // The per-element fold needs each accumulator component's column, which the extension leaves to
 // the implementation: an index tile (bits 0x3F800000 | column, a normal float) is loaded once
 // into the same matrix type and read component by component.
@@ -184,22 +186,35 @@ uvec4 load_b(uint n0, uint u, uint k0) {
 #else
   const uint k = k0 + c * 8u;        // 8 values (K is a multiple of 8 for int4)
   if (n >= N || k >= K) return uvec4(0u);
+  // Dequantized without a conversion instruction: a nibble or byte v in the mantissa of the half
+  // 1024.0 (bits 0x6400 | v) is the half 1024 + v, exact, and masking a word with 0x000F000F /
+  // 0x00FF00FF yields two of them at once; one packed subtraction leaves the integers, one packed
+  // multiply (fma for q4gmw) scales them: fp16(fp16(s) * (q - zp)) [- fp16(m)]. q8csw leaves B
+  // the integers and its channel's scale multiplies the fp32 sum (output_value). The halves come
+  // out as K values 0 2 1 3 4 6 5 7 of the 8, the order convert_f16.comp writes the activations in.
 #ifdef VKQC_W4
   const uint q = CWORD(n * KW + k / 8u), g = k / GS, zp = weight_zp(n, g);
-  const float s = weight_scale(n, g);
+  const uvec4 e = (uvec4(q, q >> 8u, q >> 4u, q >> 12u) & 0x000F000Fu) | 0x64006400u;
+  const f16vec2 z = unpackFloat2x16(0x64006400u | (zp * 0x00010001u));  // 1024 + zp
+#else
+  const uint w0 = CWORD(n * KW + k / 4u) ^ 0x80808080u;
+  const uint w1 = CWORD(n * KW + k / 4u + 1u) ^ 0x80808080u;  // inside KW: K4P is even
+  const uvec4 e = (uvec4(w0, w0 >> 8u, w1, w1 >> 8u) & 0x00FF00FFu) | 0x64006400u;  // 1024 + 128 + w
+  const f16vec2 z = unpackFloat2x16(0x64806480u);                                   // 1152
+#endif
+#if defined(VKQC_WG)
+  const f16vec2 s = f16vec2(float16_t(weight_scale(n, k / GS)));  // 8 values lie in one group
 #ifdef VKQC_W4_MIN
-  const float mn = weight_min(n, g);  // q4gmw: w = s * q - m
+  const f16vec2 mn = f16vec2(-float16_t(weight_min(n, k / GS)));  // q4gmw: w = s * q - m
 #else
-  const float mn = 0.0;
+  const f16vec2 mn = f16vec2(0.0hf);
 #endif
-  const vec4 a = unpack_i8x4(nibbles_minus_zp(q & 0x0F0F0F0Fu, zp)) * s - mn;
-  const vec4 b = unpack_i8x4(nibbles_minus_zp((q >> 4) & 0x0F0F0F0Fu, zp)) * s - mn;
+#define DQ(v) packFloat2x16(fma(unpackFloat2x16(v) - z, s, mn))
 #else
-  const float s = weight_scale(n, k / GS);  // q8csw: one scale per channel; q8gsw: 8 values in one group
-  const vec4 a = unpack_i8x4(CWORD(n * KW + k / 4u)) * s;
-  const vec4 b = unpack_i8x4(CWORD(n * KW + k / 4u + 1u)) * s;  // inside KW: K4P is even
+#define DQ(v) packFloat2x16(unpackFloat2x16(v) - z)
 #endif
-  return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
+  return uvec4(DQ(e.x), DQ(e.y), DQ(e.z), DQ(e.w));
+#undef DQ
 #endif
 }
 #endif
@@ -213,8 +228,10 @@ float output_value(uint bits, uint m, uint n, uint r) {
 #elif defined(VKQC_CM_INT)
   // Exact in int32: acc - zp_x * sum(w); cast before scaling (as linear_gemm.comp).
   return float(int(bits) - sZx[r] * int(CWORD(WSUM_OFF + n))) * weight_scale(n, 0u) * act_scale(m);
-#else
+#elif defined(VKQC_WG)
   return uintBitsToFloat(bits);
+#else
+  return uintBitsToFloat(bits) * weight_scale(n, 0u);  // fp16 operands, q8csw: B was w - zp exactly
 #endif
 }
 

@@ -218,6 +218,38 @@ void compute_int4_batch(uint c0, uint mbase) {
   for (uint u = 0u; u < UNR; ++u) {
     const uint c = c0 + u * T;
     if (c >= UR) break;
+#ifndef VKQC_W4_MIN
+    if (MB > 1u) {
+      // Several rows: each channel's unit becomes (u - zw) bytes once, their sum sw once, so a row
+      // costs 8 dot products per channel, sum (x - zx)(u - zw) = sum x (u - zw) - zx sw, instead of
+      // 8 plus its activation sum (8 more, shared by only NR channels) and sum u. The fold into
+      // fp32 converts without a conversion instruction: the bits of 1.5 * 2^23 plus p are the
+      // float 1.5 * 2^23 + p exactly (|p| <= 32 * 255 * 15 < 2^22).
+      uvec4 wl[NR], wh[NR];
+      int sw[NR];
+      for (uint r = 0u; r < NR; ++r) {
+        const uvec4 w = bw[u * NR + r];
+        const uint z = uint(bz[u * NR + r]);
+        wl[r] = uvec4(nibbles_minus_zp(w.x & 0x0F0F0F0Fu, z), nibbles_minus_zp(w.y & 0x0F0F0F0Fu, z),
+                      nibbles_minus_zp(w.z & 0x0F0F0F0Fu, z), nibbles_minus_zp(w.w & 0x0F0F0F0Fu, z));
+        wh[r] = uvec4(nibbles_minus_zp((w.x >> 4u) & 0x0F0F0F0Fu, z), nibbles_minus_zp((w.y >> 4u) & 0x0F0F0F0Fu, z),
+                      nibbles_minus_zp((w.z >> 4u) & 0x0F0F0F0Fu, z), nibbles_minus_zp((w.w >> 4u) & 0x0F0F0F0Fu, z));
+        sw[r] = SDOT(wl[r].x, ONES) + SDOT(wl[r].y, ONES) + SDOT(wl[r].z, ONES) + SDOT(wl[r].w, ONES) +
+                SDOT(wh[r].x, ONES) + SDOT(wh[r].y, ONES) + SDOT(wh[r].z, ONES) + SDOT(wh[r].w, ONES);
+      }
+      for (uint mi = 0u; mi < MB; ++mi) {
+        const uint xi = min(mbase + mi, M - 1u) * (K4P / 4u) + 2u * c;
+        const uvec4 xa = XQ4(xi), xb = XQ4(xi + 1u);
+        for (uint r = 0u; r < NR; ++r) {
+          const int p = SDOT(xa.x, wl[r].x) + SDOT(xa.y, wh[r].x) + SDOT(xa.z, wl[r].y) + SDOT(xa.w, wh[r].y) +
+                        SDOT(xb.x, wl[r].z) + SDOT(xb.y, wh[r].z) + SDOT(xb.z, wl[r].w) + SDOT(xb.w, wh[r].w) -
+                        zx[mi] * sw[r];
+          acc[mi * NR + r] = fma(intBitsToFloat(0x4B400000 + p) - 12582912.0, bs[u * NR + r], acc[mi * NR + r]);
+        }
+      }
+      continue;
+    }
+#endif
     for (uint mi = 0u; mi < MB; ++mi) {
       const uint xi = min(mbase + mi, M - 1u) * (K4P / 4u) + 2u * c;
       const uvec4 xa = XQ4(xi), xb = XQ4(xi + 1u);

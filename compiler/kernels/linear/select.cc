@@ -111,7 +111,13 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   const bool tall = grouped8 && s.m >= 256 && !o.cm_wm && !o.cm_wn && !o.cm_tm && !o.cm_tn;
   c.cm_wm = o.cm_wm ? o.cm_wm : int8 && !grouped8 ? 2 : tall ? 8 : 4;
   c.cm_wn = o.cm_wn ? o.cm_wn : tall ? 2 : 4;
-  const uint32_t tm_max = int8 && !grouped8 ? 4 : 2;
+  // fp16 operands with int8 weights (q8csw, q8gsw) from M = 256 on: 4x4 subgroups of 4x2 tiles (a
+  // 256x128 block, one operand buffer): each workgroup dequantizes its weight block for twice the
+  // rows (H100, M = 512 / 256, 4096x14336 q8csw: 539.9 -> 481.2 us, 282.9 -> 235.2; 8192x28672
+  // 1909.5 -> 1888.7; bench/RESULTS.md 2026-11-27 session 2). Not for int4 weights: 8192x28672
+  // q4gsw 1601.7 -> 1745.4 at M = 512.
+  const bool f16_tall = !int8 && !s.Int4() && s.m >= 256 && !o.cm_wm && !o.cm_wn && !o.cm_tm && !o.cm_tn;
+  const uint32_t tm_max = (int8 && !grouped8) || f16_tall ? 4 : 2;
   c.cm_tm = o.cm_tm ? o.cm_tm : std::min(tm_max, s.m <= 32 ? 1u : s.m <= 64 ? 2u : 4u);  // small M: short blocks
   c.cm_tn = o.cm_tn ? o.cm_tn : 32 / c.cm_n;  // 32 columns per subgroup
   c.cm_bkw = o.cm_bkw ? o.cm_bkw : int8 ? 32 : 16;  // 128 / 64 bytes of K per step
@@ -168,7 +174,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     c.cm_stages = stages;
     c.cm_nslot = slots * stages;
   };
-  set_stages(o.cm_stages ? o.cm_stages : int8 ? 1 : 2);
+  set_stages(o.cm_stages ? o.cm_stages : int8 || f16_tall ? 1 : 2);
   if (c.cm_stages != 1 && c.cm_stages != 2) return "shared operand buffers must be 1 or 2";
   // Fit the target: one operand buffer, then the square block, then fewer tiles per subgroup, then
   // fewer subgroups.

@@ -342,6 +342,20 @@ TEST(CoopMatSelect, WhyNot) {
   EXPECT_FALSE(cmf->cm_int8);
   EXPECT_EQ(cmf->cm_k, 16u);
   EXPECT_TRUE(Has(cmf->reason, "fp16 operands")) << cmf->reason;
+  // Its blocks: int4 weights 4x4 subgroups of 2x2 tiles in two operand buffers; int8 weights from
+  // M = 256 on 4x4 of 4x2 (256x128) in one buffer, below that as int4.
+  EXPECT_EQ(cmf->cm_wm * 1000 + cmf->cm_wn * 100 + cmf->cm_tm * 10 + cmf->cm_tn, 4422u);
+  EXPECT_EQ(cmf->cm_stages, 2u);
+  for (const int64_t m : {128, 255, 256, 512}) {
+    const LinearShape f8 = Shape(ir::Scheme::Float, ir::Scheme::Q8CSW, 0, m);
+    auto c8 = SelectLinear(f8, hopper, fp16);
+    ASSERT_TRUE(c8.ok());
+    EXPECT_EQ(c8->VariantName(f8), "linear_q8csw_cmf16_gemm") << m;
+    EXPECT_EQ(c8->CmBlockM(), m >= 256 ? 256u : 128u) << m;
+    EXPECT_EQ(c8->CmBlockN(), 128u) << m;
+    EXPECT_EQ(c8->cm_stages, m >= 256 ? 1u : 2u) << m;
+    EXPECT_LE(c8->SharedMemoryBytes(), hopper.max_compute_shared_memory_size) << m;
+  }
   // Opting out, and the GEMM of a convolution.
   SelectOptions no;
   no.no_coopmat = true;
