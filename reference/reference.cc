@@ -1,5 +1,7 @@
 #include "reference/reference.h"
 
+#include "compiler/common/half.h"
+
 #include "reference/cnn_ops_reference.h"
 #include "reference/decoder_reference.h"
 #include "reference/layout_reference.h"
@@ -22,7 +24,7 @@ float RoundEven(float v) {
   return r;
 }
 
-float RoundToHalf(float v) { return float(static_cast<_Float16>(v)); }
+float RoundToHalf(float v) { return ::vkqc::RoundToHalf(v); }  // compiler/common/half.h
 
 int32_t QuantizeInt32(float x, float inv_scale) {
   const float r = RoundEven(x * inv_scale);

@@ -11,12 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "compiler/common/half.h"
 #include "compiler/common/result.h"
 #include "compiler/graph/gguf.h"
 
 namespace vkqc::gguf {
 
-float HalfToFloat(uint16_t h);
+using ::vkqc::HalfToFloat;  // compiler/common/half.h
 float Bf16ToFloat(uint16_t h);
 
 // Types Dequantize() accepts.

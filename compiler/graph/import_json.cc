@@ -2,6 +2,7 @@
 // against a known set so typos fail loudly; constants are views into the safetensors bytes
 // except where an import conversion (u8 -> i8, one-value-per-byte int4 -> packed) needs new
 // bytes.
+#include "compiler/common/half.h"
 #include "compiler/graph/import_json.h"
 #include "compiler/graph/import_json_importer.h"
 
@@ -60,30 +61,6 @@ const char* StorageDType(ir::DType t) {
       return "I32";
   }
   return "?";
-}
-
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  int exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    bits = sign | (static_cast<uint32_t>(exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    bits = sign;
-  } else {  // subnormal: normalize
-    exp = 113;
-    while (!(mant & 0x400u)) {
-      mant <<= 1;
-      --exp;
-    }
-    bits = sign | (static_cast<uint32_t>(exp) << 23) | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include "compiler/common/half.h"
 #include "compiler/graph/onnx.h"
 
 #include <cmath>
@@ -491,31 +492,6 @@ int64_t HostTensor::NumElements() const {
   for (int64_t d : dims) n *= d;
   return n;
 }
-
-namespace {
-float HalfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 31, man = h & 1023, bits;
-  if (exp == 0) {
-    if (man == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      do {
-        man <<= 1;
-        e++;
-      } while (!(man & 1024));
-      bits = sign | uint32_t(127 - 15 - e) << 23 | (man & 1023) << 13;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | man << 13;
-  } else {
-    bits = sign | (exp + 112) << 23 | man << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-}  // namespace
 
 double HostTensor::At(int64_t i) const {
   const uint8_t* p = data.data() + size_t(i) * size_t(ElemBytes(type));

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "combinations_case.h"
+#include "compiler/common/half.h"
 #include "compiler/graph/synthetic.h"
 #include "compiler/passes/pipeline.h"
 #include "gpu_fixture.h"
@@ -508,7 +509,7 @@ std::vector<uint8_t> InputBytes(const Case& c, int t) {
     for (float v : c.inputs.at(tt.name)) b.push_back(uint8_t(int8_t(v)));
   } else if (tt.dtype == ir::DType::F16) {
     for (float v : c.inputs.at(tt.name)) {
-      const uint16_t h = std::bit_cast<uint16_t>(static_cast<_Float16>(v));
+      const uint16_t h = FloatToHalf(v);
       b.push_back(uint8_t(h));
       b.push_back(uint8_t(h >> 8));
     }
@@ -588,7 +589,7 @@ void RunRow(const Row& row, bool force_int_dot) {
     } else if (yt.dtype == ir::DType::F16) {
       ASSERT_EQ(got.size(), r.size() * 2);
       for (size_t i = 0; i < r.size(); ++i) {
-        const float h = float(std::bit_cast<_Float16>(uint16_t(got[2 * i] | (got[2 * i + 1] << 8))));
+        const float h = HalfToFloat(uint16_t(got[2 * i] | (got[2 * i + 1] << 8)));
         ASSERT_EQ(h, r[i]) << yt.name << "[" << i << "] (" << vs << ")";
       }
     } else if (yt.dtype == ir::DType::I32) {

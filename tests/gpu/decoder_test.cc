@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 
+#include "compiler/common/half.h"
 #include "compiler/graph/synthetic.h"
 #include "compiler/passes/pipeline.h"
 #include "gpu_fixture.h"
@@ -391,7 +392,7 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
         if (c.f16) {
           uint16_t h;
           std::memcpy(&h, raw.data() + 2 * i, 2);
-          v = float(std::bit_cast<_Float16>(h));
+          v = HalfToFloat(h);
         } else {
           std::memcpy(&v, raw.data() + 4 * i, 4);
         }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/common/half.h"
 #include "compiler/graph/vkqg_io.h"
 #include "compiler/kernels/linear/linear.h"
 #include "compiler/profile/profile.h"
@@ -140,7 +141,7 @@ std::vector<uint8_t> RandomBytes(size_t n, vkqc_dtype d, uint32_t seed) {
     if (d == VKQC_F32) {
       std::memcpy(b.data() + 4 * i, &v[i], 4);
     } else if (d == VKQC_F16) {
-      const uint16_t h = std::bit_cast<uint16_t>(static_cast<_Float16>(v[i]));
+      const uint16_t h = FloatToHalf(v[i]);
       std::memcpy(b.data() + 2 * i, &h, 2);
     } else if (d == VKQC_I32) {
       const int32_t x = int32_t(std::lround(v[i] * 300000.0f));
@@ -172,7 +173,7 @@ Result<std::vector<float>> GpuValue(Runtime& rt, uint32_t prog, const ir::Graph&
   const size_t eb = size_t(ir::DTypeBits(ten.dtype) / 8);
   auto decode = [&](const uint8_t* p) -> float {
     if (i8) return float(int8_t(*p));
-    if (ten.dtype == ir::DType::F16) return float(std::bit_cast<_Float16>(uint16_t(p[0] | (p[1] << 8))));
+    if (ten.dtype == ir::DType::F16) return HalfToFloat(uint16_t(p[0] | (p[1] << 8)));
     if (ten.dtype == ir::DType::I32) {
       int32_t x;
       std::memcpy(&x, p, 4);
