@@ -422,6 +422,16 @@ TEST(Int4, SeveralRowsPerWorkgroupOnGpuProfiles) {
     EXPECT_EQ(sel->threads, 32u) << sel->reason;  // 66 units: 32 threads of at most 4 (3)
     EXPECT_EQ(sel->nr, 2u) << sel->reason;
     EXPECT_EQ(sel->mb, uint32_t(m));
+    // Long K and wide int4 layers: 32 threads x 2 channels, 2 units in flight (the rule above
+    // would give 64 threads for 257 units); narrower ones keep it.
+    ls.k = 8224;
+    for (const int64_t n : {4096, 4095}) {
+      ls.n = n;
+      sel = linear::SelectLinear(ls, *a16, so);
+      ASSERT_TRUE(sel.ok()) << sel.error().message;
+      EXPECT_EQ(sel->threads * 100 + sel->nr * 10 + sel->unroll, n == 4096 ? 3222u : 6422u) << sel->reason;
+    }
+    Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, m, 8224, 4096, 32, seed++);
     for (ir::Scheme w : {ir::Scheme::Q4GSW, ir::Scheme::Q8CSW}) {
       Check({w, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, m, 2112, 37, 32, seed++);
       Check({w, ir::Scheme::Q8TA, false, true, Accum::IntDot, Algo::Gemv}, m, 1056, 20, 32, seed++);

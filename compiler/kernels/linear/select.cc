@@ -427,7 +427,21 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // channels 22.9 / 38.5 / 68.6 / 121.7, 32 x 2 14.1 / 20.6 / 40.3 / 69.8 (M = 1: 12.1);
     // 14336x4096 M = 8: 128 x 4 44.9, 64 x 4 41.1, 32 x 4 52.0; float x q8csw 4096x14336 M = 8:
     // 128 x 4 144.3, 64 x 4 119.4, 32 x 4 133.2, 32 x 2 163.7.
-    if (c.mb > 1 && !HasQuirk(p, "cpu_device")) {
+    // Long-K, wide int4 layers on the int-dot path (K >= 8192, N >= 4096; each unit unpacked once
+    // for all rows since 2026-11-27): 32 threads x 2 channels with 2 units in flight. H100,
+    // dq8ca x q4gsw g32, us at M = 2 / 4 / 8 (bench/RESULTS.md 2026-11-27 session 2): 14336x4096
+    // (the rule below gives 64x2x2) 22.2 / 30.0 / 56.7 -> 21.0 / 26.7 / 40.5; 8192x28672 (64x2x2)
+    // 64.3 / 79.6 / 149.0 -> 65.8 / 78.4 / 131.9. Not below: 8192x2048 (1024 workgroups) lost
+    // 7-11% at M = 2-8, 4096x14336 and the 1b's K = 2048 layers 0-7% at M = 2-4, and the 1b's
+    // 8-token step 2042 -> 2087 us; 4 channels, 64 or 16 threads lost on every shape.
+    const bool int4_long = c.accum == Accum::IntDot && s.Int4() && !s.out_q8 && k16 >= 256 && s.n >= 4096;
+    if (c.mb > 1 && !HasQuirk(p, "cpu_device") && int4_long) {
+      c.threads = std::min(32u, max_threads);
+      c.nr = std::min(c.nr, 2u);
+      c.unroll = k16 >= 2 * c.threads ? 2u : 1u;
+      why << "; " << c.mb << " rows per workgroup: " << c.threads << " threads x " << c.nr << " channels, "
+          << c.unroll << " unit(s) in flight";
+    } else if (c.mb > 1 && !HasQuirk(p, "cpu_device")) {
       while (c.threads > 32 && k16 / (c.threads / 2) <= 4) c.threads /= 2;
       if (c.accum == Accum::IntDot && !s.out_q8 && c.nr > 2) c.nr = 2;
       why << "; " << c.mb << " rows per workgroup: " << c.threads << " threads x " << c.nr << " channels";
