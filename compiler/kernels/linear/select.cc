@@ -430,7 +430,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // Long-K, wide int4 layers on the int-dot path (K >= 8192, N >= 4096; each unit unpacked once
     // for all rows since 2026-11-27): 32 threads x 2 channels with 2 units in flight. H100,
     // dq8ca x q4gsw g32, us at M = 2 / 4 / 8 (bench/RESULTS.md 2026-11-27 session 2): 14336x4096
-    // (the rule below gives 64x2x2) 22.2 / 30.0 / 56.7 -> 21.0 / 26.7 / 40.5; 8192x28672 (64x2x2)
+    // (the rule below gives 128x2x2) 22.2 / 30.0 / 56.7 -> 21.0 / 26.7 / 40.5; 8192x28672 (64x2x2)
     // 64.3 / 79.6 / 149.0 -> 65.8 / 78.4 / 131.9. Not below: 8192x2048 (1024 workgroups) lost
     // 7-11% at M = 2-8, 4096x14336 and the 1b's K = 2048 layers 0-7% at M = 2-4, and the 1b's
     // 8-token step 2042 -> 2087 us; 4 channels, 64 or 16 threads lost on every shape.
