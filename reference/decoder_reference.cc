@@ -1,5 +1,7 @@
 #include "reference/decoder_reference.h"
 
+#include "compiler/common/half.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -24,8 +24,6 @@ float RoundEven(float v) {
   return r;
 }
 
-float RoundToHalf(float v) { return ::vkqc::RoundToHalf(v); }  // compiler/common/half.h
-
 int32_t QuantizeInt32(float x, float inv_scale) {
   const float r = RoundEven(x * inv_scale);
   if (std::isnan(r)) return 0;

@@ -12,9 +12,6 @@
 
 namespace vkqc::ref {
 
-// fp32 -> fp16 (round to nearest even, overflow to infinity) -> fp32: the value an f16 tensor holds.
-float RoundToHalf(float v);
-
 // int32 quantization (symmetric): clamp(roundEven(x * inv_scale), INT32_MIN, INT32_MAX).
 int32_t QuantizeInt32(float x, float inv_scale);
 

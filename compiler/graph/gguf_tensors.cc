@@ -1,5 +1,7 @@
 #include "compiler/graph/gguf_tensors.h"
 
+#include "compiler/common/half.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>

@@ -11,13 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "compiler/common/half.h"
 #include "compiler/common/result.h"
 #include "compiler/graph/gguf.h"
 
 namespace vkqc::gguf {
 
-using ::vkqc::HalfToFloat;  // compiler/common/half.h
 float Bf16ToFloat(uint16_t h);
 
 // Types Dequantize() accepts.

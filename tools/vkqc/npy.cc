@@ -1,6 +1,6 @@
 #include "tools/vkqc/npy.h"
 
-#include "compiler/graph/gguf_tensors.h"  // HalfToFloat
+#include "compiler/common/half.h"
 
 #include <cstring>
 #include <fstream>
@@ -134,7 +134,7 @@ std::vector<float> NpyToFloats(const NpyArray& a) {
     if (a.descr == "<f4") std::memcpy(&v[i], a.data.data() + 4 * i, 4);
     else if (a.descr == "<i4") { int32_t x; std::memcpy(&x, a.data.data() + 4 * i, 4); v[i] = float(x); }
     else if (a.descr == "|i1") v[i] = float(int8_t(a.data[i]));
-    else if (a.descr == "<f2") { uint16_t h; std::memcpy(&h, a.data.data() + 2 * i, 2); v[i] = gguf::HalfToFloat(h); }
+    else if (a.descr == "<f2") { uint16_t h; std::memcpy(&h, a.data.data() + 2 * i, 2); v[i] = HalfToFloat(h); }
     else v[i] = float(a.data[i]);
   }
   return v;

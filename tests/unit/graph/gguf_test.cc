@@ -561,16 +561,11 @@ TEST(GgufDequantize, BlockSizesAndNames) {
   EXPECT_FALSE(CanDequantize(Type(10)));
 }
 
-TEST(GgufDequantize, HalfAndBf16EveryBitPattern) {
-  for (uint32_t h = 0; h < 65536; ++h) {
-    ASSERT_TRUE(SameFloat(HalfToFloat(uint16_t(h)), RefHalf(uint16_t(h)))) << std::hex << h;
+// fp16 scales and tensors go through compiler/common/half.h, checked on every bit pattern by
+// tests/unit/core/half_test.cc.
+TEST(GgufDequantize, Bf16EveryBitPattern) {
+  for (uint32_t h = 0; h < 65536; ++h)
     ASSERT_TRUE(SameFloat(Bf16ToFloat(uint16_t(h)), RefBf16(uint16_t(h)))) << std::hex << h;
-  }
-  EXPECT_EQ(HalfToFloat(0x3C00), 1.0f);
-  EXPECT_EQ(HalfToFloat(0xC000), -2.0f);
-  EXPECT_EQ(HalfToFloat(0x0001), std::ldexp(1.0f, -24));
-  EXPECT_EQ(HalfToFloat(0x7BFF), 65504.0f);
-  EXPECT_EQ(HalfToFloat(0xFC00), -std::numeric_limits<float>::infinity());
   EXPECT_EQ(Bf16ToFloat(0x3F80), 1.0f);
 }
 
