@@ -282,16 +282,19 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
 }
 
 // Shapes per group size: ragged M (17, 129 = one row past a 128 block, 300 = 44 rows past the
-// 256-row block grouped weights take from M = 256 on), N not a multiple of 4 (13, 203, 77) or of
-// the block, K not a multiple of the 64-value step (q8csw: 100, 1000, 520; int4: an odd number of
-// groups).
+// 256-row block grouped weights take from M = 256 on; 3, 9 and 16 in the 16x64 block of grouped
+// weights up to one matrix tile of rows, K split where the blocks are few), N not a multiple of 4
+// (13, 203, 77) or of the block, K not a multiple of the 64-value step (q8csw: 100, 1000, 520;
+// int4: an odd number of groups).
 void Sweep(const Combo& c, uint32_t seed) {
   const int64_t g = c.weights == ir::Scheme::Q8CSW ? 0 : c.gs;
   const int64_t shapes[][3] = {{17, g ? 3 * g : 100, 13},
                                {129, g ? 5 * g : 1000, 203},
                                {3, g ? g : 36, 8},
                                {64, g ? 16 * g : 2048, 100},
-                               {300, g ? 7 * g : 520, 77}};
+                               {300, g ? 7 * g : 520, 77},
+                               {16, g ? 9 * g : 300, 77},
+                               {9, g ? 11 * g : 1000, 130}};
   int i = 0;
   for (const auto& sh : shapes) Check(c, sh[0], sh[1], sh[2], seed + 31 * i++);
 }

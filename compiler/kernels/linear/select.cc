@@ -136,7 +136,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // columns alone give kSplitKBlocks of them: 4096x14336 M = 16 / 32 72.7 / 68.9 -> 52.4 / 55.5
   // us, 8192x28672 M = 16 268 -> 210 (bench/RESULTS.md 2026-11-26 session 4); at M = 64 they lost
   // (99.0 -> 105.7, 379 -> 413). Narrower layers (14336x4096: 128 column blocks, 129.8 us at
-  // M = 16, each workgroup's K loop 112 steps) keep the rules below, K slices included (71.1).
+  // M = 16, each workgroup's K loop 112 steps) take the rules below, K slices included.
   const auto blocks_of = [&](uint32_t bm, uint32_t bn) {
     return uint64_t((s.m + bm - 1) / bm) * uint64_t((s.n + bn - 1) / bn);
   };
@@ -144,8 +144,19 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // M = 48 / 64 4096x14336 95.0 / 99.5 -> 70.0 / 73.5 us, 8192x28672 340.5 / 377.7 -> 236.7 /
   // 241.1 (64x128: 76.5 / 78.5, 269.7 / 271.2; 2x4 subgroups of 2x1 tiles: 72.4 / 75.2).
   const bool no_tile = !o.cm_wm && !o.cm_wn && !o.cm_tm && !o.cm_tn;
+  // Batches of up to one matrix row tile (16 rows) of the narrower layers take 16x64 blocks (1x4
+  // subgroups of one tile: no padding rows), K split by the rule below. H100 dq8ca x q4gsw g32,
+  // M = 9 / 16, us (bench/RESULTS.md 2026-11-27 session 3), 64x64 blocks -> 16x64: 14336x4096
+  // (64 blocks, 4 slices) 68.2 / 69.9 -> 57.7 / 59.3, 8192x2048 (32 blocks, 8 slices) 27.8 /
+  // 27.8 -> 22.1 / 22.7, 4096x4096 27.4 / 27.7 -> 21.7 / 22.1, 2048x2048 16.6 / 16.6 -> 14.4 /
+  // 14.6; the 1b example's 16-token step 1891.5 -> 1842.3. Wide layers keep 32x32 blocks
+  // (4096x14336 M = 16: 51.2 against 59.1 with 16x64).
   if (grouped8 && no_tile && s.m <= kSmallBlocksMaxM && blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks) {
     c.cm_wm = c.cm_wn = 2;
+    c.cm_tm = c.cm_tn = 1;
+  } else if (grouped8 && no_tile && s.m <= int64_t(c.cm_m)) {
+    c.cm_wm = 1;
+    c.cm_wn = 4;
     c.cm_tm = c.cm_tn = 1;
   } else if (grouped8 && no_tile && s.m > kSmallBlocksMaxM && s.m <= kSplitKMaxM) {
     c.cm_wm = c.cm_wn = 4;
@@ -332,6 +343,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       // matrix from M = 8 (4096x14336 48.4 us against the GEMV's 52.8, 2048x8192 23.5 against 28.0;
       // with K = 8192 / 14336 the GEMV keeps M = 8: 8192x28672 153.0 against 197.1; at M = 4 the
       // GEMV everywhere: 29.7 against 48.1). Measured with groups of 32 only.
+      // (Narrow layers of long K stay on the GEMV at M = 8: 8192x2048 alone ran 22.0 us on 16x64
+      // blocks against the GEMV's 23.5, but the 1b example's 8-token step with its down_proj on
+      // them took 1666 us against 1605; 2026-11-27 session 3.)
       const bool short_k = s.k <= 4096 && s.group_size == 32 && (uint64_t(s.n) + 31) / 32 >= kSplitKBlocks;
       gemv_max = std::min(gemv_max, short_k ? kCoopMatGroupedGemvMaxM - 1 : kCoopMatGroupedGemvMaxM);
       cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096 in groups of 32)" : ")");

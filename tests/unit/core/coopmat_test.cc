@@ -166,7 +166,12 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
       {ir::Scheme::Q4GSW, 64, 4096, 14336, 64, 64},
       {ir::Scheme::Q4GSW, 65, 4096, 14336, 128, 128},  // 65 rows: 112 blocks of 128x128
       {ir::Scheme::Q4GSW, 65, 2048, 8192, 64, 64},     // 65 rows: 128x128 gives 64 blocks, then 64x64
-      {ir::Scheme::Q4GSW, 16, 14336, 4096, 64, 64},    // 128 column blocks of 32: 64x64 (and K slices)
+      // Up to 16 rows (one matrix tile), narrower layers take 16x64 blocks (and K slices).
+      {ir::Scheme::Q4GSW, 16, 14336, 4096, 16, 64},    // 128 column blocks of 32
+      {ir::Scheme::Q4GSW, 12, 8192, 2048, 16, 64},
+      {ir::Scheme::Q4GSW, 9, 2048, 2048, 16, 64},
+      {ir::Scheme::Q8GSW, 16, 2048, 2048, 16, 64},
+      {ir::Scheme::Q4GSW, 17, 14336, 4096, 64, 64},    // 17 rows: two tiles, 64x64 blocks as before
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(ir::Scheme::DQ8CA, c.w, c.w == ir::Scheme::Q8CSW ? 0 : 32, c.m, c.k, c.n);
@@ -301,6 +306,8 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 9, 14336, 4096, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 14336, 4096, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 32, 8192, 2048, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 8192, 2048, false, "linear_dq8ca_q4gsw_dot_gemv"},  // (1b: GEMV won)
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 9, 8192, 2048, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 64, 2048, 1920, false, "linear_dq8ca_q4gsw_dot_gemv"},  // 15 blocks
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 4, 4096, 14336, true, "linear_q4gsw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 5, 4096, 14336, true, "linear_q4gsw_cmf16_gemm"},
