@@ -161,6 +161,14 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   } else if (grouped8 && no_tile && s.m > kSmallBlocksMaxM && s.m <= kSplitKMaxM) {
     c.cm_wm = c.cm_wn = 4;
     c.cm_tm = c.cm_tn = 1;
+  } else if (!int8 && no_tile && s.m <= int64_t(c.cm_m)) {
+    // fp16 operands, up to one matrix row tile (16 rows): 32x32 blocks (2x2 subgroups of one
+    // tile) instead of 128x128 of which 7/8 of the rows are padding. H100, M = 8 / 16, us
+    // (bench/RESULTS.md 2026-11-27 session 3): float x q4gsw 4096x14336 84.7 / 91.4 -> 72.1 /
+    // 76.2, 14336x4096 293.1 / 300.7 -> 191.2 / 202.2; float x q8csw 4096x14336 M = 16 115.9 ->
+    // 94.1 (16x64 blocks: 88.5-134.8; 64x64: 99.8-125.8).
+    c.cm_wm = c.cm_wn = 2;
+    c.cm_tm = c.cm_tn = 1;
   } else if (grouped8 && !o.cm_tm && !o.cm_tn) {
     const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
     if (blocks < kMinCmBlocks) {
@@ -349,7 +357,8 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       const bool short_k = s.k <= 4096 && s.group_size == 32 && (uint64_t(s.n) + 31) / 32 >= kSplitKBlocks;
       gemv_max = std::min(gemv_max, short_k ? kCoopMatGroupedGemvMaxM - 1 : kCoopMatGroupedGemvMaxM);
       cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096 in groups of 32)" : ")");
-    } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && blocks >= 32) {
+    } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && (uint64_t(s.n) + 127) / 128 >= 32) {
+      // (Counted in columns of 128 as measured: small batches take 32x32 blocks since, PlanCoopMat.)
       gemv_max = std::min(gemv_max, s.Int4() ? kCoopMatF16Int4GemvMaxM : kCoopMatF16Int8GemvMaxM);
       cm_rule = " (the fp16 cooperative-matrix threshold)";
     }

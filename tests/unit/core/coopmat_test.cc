@@ -312,8 +312,9 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 4, 4096, 14336, true, "linear_q4gsw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 5, 4096, 14336, true, "linear_q4gsw_cmf16_gemm"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_q4gsw_dequant_gemv"},  // no fp16
-      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 14336, true, "linear_q8csw_dequant_gemv"},
-      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 9, 4096, 14336, true, "linear_q8csw_cmf16_gemm"},
+      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 7, 4096, 14336, true, "linear_q8csw_dequant_gemv"},
+      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 14336, true, "linear_q8csw_cmf16_gemm"},  // 32x32 blocks
+      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 2048, true, "linear_q8csw_dequant_gemv"},  // 16 blocks of 128
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(c.act, c.w, c.gs, c.m, c.k, c.n);
@@ -353,13 +354,14 @@ TEST(CoopMatSelect, WhyNot) {
   // M = 256 on 4x4 of 4x2 (256x128) in one buffer, below that as int4.
   EXPECT_EQ(cmf->cm_wm * 1000 + cmf->cm_wn * 100 + cmf->cm_tm * 10 + cmf->cm_tn, 4422u);
   EXPECT_EQ(cmf->cm_stages, 2u);
-  for (const int64_t m : {128, 255, 256, 512}) {
+  // Up to 16 rows (one matrix tile) both take 32x32 blocks (2x2 subgroups of one tile).
+  for (const int64_t m : {8, 16, 17, 128, 255, 256, 512}) {
     const LinearShape f8 = Shape(ir::Scheme::Float, ir::Scheme::Q8CSW, 0, m);
     auto c8 = SelectLinear(f8, hopper, fp16);
     ASSERT_TRUE(c8.ok());
     EXPECT_EQ(c8->VariantName(f8), "linear_q8csw_cmf16_gemm") << m;
-    EXPECT_EQ(c8->CmBlockM(), m >= 256 ? 256u : 128u) << m;
-    EXPECT_EQ(c8->CmBlockN(), 128u) << m;
+    EXPECT_EQ(c8->CmBlockM(), m >= 256 ? 256u : m <= 16 ? 32u : m <= 32 ? 64u : 128u) << m;  // 17: 1 tile per subgroup
+    EXPECT_EQ(c8->CmBlockN(), m <= 16 ? 32u : 128u) << m;
     EXPECT_EQ(c8->cm_stages, m >= 256 ? 1u : 2u) << m;
     EXPECT_LE(c8->SharedMemoryBytes(), hopper.max_compute_shared_memory_size) << m;
   }
