@@ -149,15 +149,22 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // M = 9 / 16, us (bench/RESULTS.md 2026-11-27 session 3), 64x64 blocks -> 16x64: 14336x4096
   // (64 blocks, 4 slices) 68.2 / 69.9 -> 57.7 / 59.3, 8192x2048 (32 blocks, 8 slices) 27.8 /
   // 27.8 -> 22.1 / 22.7, 4096x4096 27.4 / 27.7 -> 21.7 / 22.1, 2048x2048 16.6 / 16.6 -> 14.4 /
-  // 14.6; the 1b example's 16-token step 1891.5 -> 1842.3. Wide layers keep 32x32 blocks
-  // (4096x14336 M = 16: 51.2 against 59.1 with 16x64).
-  if (grouped8 && no_tile && s.m <= kSmallBlocksMaxM && blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks) {
+  // 14.6; the 1b example's 16-token step 1891.5 -> 1842.3. Wide layers of K < 8192 keep 32x32
+  // blocks (4096x14336 M = 16: 48.5 against 52.8 with 16x64). These blocks take 16 words (64 K
+  // values) per step, and so do wide layers of K >= 8192 up to 16 rows: M = 16, 32 words -> 16:
+  // 8192x28672 (448 blocks, no K slices; 32x32 blocks of 32 words: 208.2) 236.3 -> 144.9, M = 9
+  // 144.8 (200.0); 14336x4096 60.7 -> 55.6; the split layers within 0.5 us (8192x2048 22.0 /
+  // 22.5, 2048x2048 14.8 / 14.8, 4096x4096 21.8 / 22.1).
+  const bool short_rows = grouped8 && no_tile && s.m <= int64_t(c.cm_m);
+  if (grouped8 && no_tile && s.m <= kSmallBlocksMaxM && blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks &&
+      !(short_rows && s.k >= 8192)) {
     c.cm_wm = c.cm_wn = 2;
     c.cm_tm = c.cm_tn = 1;
-  } else if (grouped8 && no_tile && s.m <= int64_t(c.cm_m)) {
+  } else if (short_rows) {
     c.cm_wm = 1;
     c.cm_wn = 4;
     c.cm_tm = c.cm_tn = 1;
+    if (!o.cm_bkw) c.cm_bkw = 16;
   } else if (grouped8 && no_tile && s.m > kSmallBlocksMaxM && s.m <= kSplitKMaxM) {
     c.cm_wm = c.cm_wn = 4;
     c.cm_tm = c.cm_tn = 1;

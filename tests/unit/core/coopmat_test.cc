@@ -172,6 +172,8 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
       {ir::Scheme::Q4GSW, 9, 2048, 2048, 16, 64},
       {ir::Scheme::Q8GSW, 16, 2048, 2048, 16, 64},
       {ir::Scheme::Q4GSW, 17, 14336, 4096, 64, 64},    // 17 rows: two tiles, 64x64 blocks as before
+      {ir::Scheme::Q4GSW, 16, 8192, 28672, 16, 64},    // wide, but K >= 8192: 16x64 too
+      {ir::Scheme::Q4GSW, 17, 8192, 28672, 32, 32},
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(ir::Scheme::DQ8CA, c.w, c.w == ir::Scheme::Q8CSW ? 0 : 32, c.m, c.k, c.n);
@@ -191,7 +193,7 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
   EXPECT_EQ(forced->CmBlockM(), 128u);
 }
 
-// Grouped weights on the int8 path whose blocks (64x64 after the small-grid rule) still give fewer
+// Grouped weights on the int8 path whose blocks (16x64 up to 16 rows, else 64x64) still give fewer
 // than 96 workgroups split K into slices of whole steps and groups, up to 256 workgroups and 8
 // slices; --coopmat-split 1 keeps one slice, N forces N (refused for int8 weights).
 TEST(CoopMatSelect, SplitKForSmallGrids) {
@@ -208,10 +210,12 @@ TEST(CoopMatSelect, SplitKForSmallGrids) {
       {32, 16, 4096, 4096, 0, 4, 1024},
       {128, 16, 2048, 512, 0, 8, 256},     // 8 blocks: at most 8 slices
       {256, 16, 1000 + 24, 512, 0, 4, 256},  // K 1024 in groups of 256: 4 slices of one group
-      {96, 16, 960, 512, 0, 3, 384},       // whole steps (128) and groups (96): slices of 384
+      {96, 16, 960, 512, 0, 5, 192},       // whole steps (64 at 16 rows) and groups (96): slices of 192
+      {96, 17, 960, 512, 0, 3, 384},       // 17 rows: steps of 128, slices of 384
       {32, 16, 14336, 4096, 1, 1, 0},      // --coopmat-split 1
-      {32, 16, 14336, 4096, 3, 3, 4864},   // forced: 3 slices of 38 steps
-      {32, 16, 256, 4096, 8, 2, 128},      // no more slices than steps
+      {32, 16, 14336, 4096, 3, 3, 4800},   // forced: 3 slices of 75 steps of 64
+      {32, 16, 256, 4096, 8, 4, 64},       // no more slices than steps
+      {32, 17, 256, 4096, 8, 2, 128},
       {32, 65, 14336, 4096, 0, 1, 0},      // more than 64 rows: one slice (prefill overlaps layers)
       {32, 512, 2048, 512, 2, 2, 1024},    // unless forced
       {32, 16, 2048, 8192, 0, 1, 0},       // 32x32 blocks: 256 of them
@@ -230,7 +234,8 @@ TEST(CoopMatSelect, SplitKForSmallGrids) {
     EXPECT_EQ(ch->cm_kslice, c.kslice) << what;
     EXPECT_EQ(ch->VariantName(s).find("_splitk") != std::string::npos, c.ksplit > 1) << what;
     if (c.ksplit > 1) {
-      EXPECT_EQ(ch->cm_kslice % 128, 0u) << what;
+      EXPECT_EQ(ch->cm_kslice % (ch->cm_bkw * 4), 0u) << what;
+      EXPECT_EQ(ch->cm_bkw, c.m <= 16 ? 16u : 32u) << what;  // 16x64 blocks step 64 K values
       EXPECT_EQ(ch->cm_kslice % uint32_t(c.gs), 0u) << what;
       EXPECT_LT(uint64_t(ch->cm_kslice) * (ch->cm_ksplit - 1), uint64_t(c.k)) << what;  // no empty slice
       EXPECT_GE(uint64_t(ch->cm_kslice) * ch->cm_ksplit, uint64_t(c.k)) << what;
