@@ -67,7 +67,9 @@ constexpr uint32_t kDefaultGemvMaxM = 8;
 // activations on the fp16 cooperative matrix (--allow-fp16) with int4 / int8 weights.
 constexpr uint32_t kCoopMatGroupedGemvMaxM = 8;
 constexpr uint32_t kCoopMatF16Int4GemvMaxM = 4;
-constexpr uint32_t kCoopMatF16Int8GemvMaxM = 7;  // with 32x32 blocks up to 16 rows: 93.7 us at M = 8 against the GEMV's 120.2 (H100 4096x14336)
+// int8 weights from M = 8 since batches of up to 16 rows take 32x32 blocks: 93.7 us at M = 8 against
+// the GEMV's 120.2 (H100, float x q8csw 4096x14336).
+constexpr uint32_t kCoopMatF16Int8GemvMaxM = 7;
 // The tiled GEMM takes the profile's taller tiles (gemm_rows_int4 / gemm_rows_int8) only when they
 // still give this many workgroups (H100, bench/RESULTS.md session 4: 8 rows won with 224 to 1792
 // workgroups, tied or lost with 128 and fewer), and on the int-dot path int4 weights only in

@@ -155,26 +155,24 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // 8192x28672 (448 blocks, no K slices; 32x32 blocks of 32 words: 208.2) 236.3 -> 144.9, M = 9
   // 144.8 (200.0); 14336x4096 60.7 -> 55.6; the split layers within 0.5 us (8192x2048 22.0 /
   // 22.5, 2048x2048 14.8 / 14.8, 4096x4096 21.8 / 22.1).
-  const bool short_rows = grouped8 && no_tile && s.m <= int64_t(c.cm_m);
-  if (grouped8 && no_tile && s.m <= kSmallBlocksMaxM && blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks &&
-      !(short_rows && s.k >= 8192)) {
+  // fp16 operands up to one matrix row tile (16 rows) take 32x32 blocks too, instead of 128x128
+  // of which 7/8 of the rows are padding. H100, M = 8 / 16, us (bench/RESULTS.md 2026-11-27
+  // session 3): float x q4gsw 4096x14336 84.7 / 91.4 -> 72.1 / 76.2, 14336x4096 293.1 / 300.7 ->
+  // 191.2 / 202.2; float x q8csw 4096x14336 M = 16 115.9 -> 94.1 (16x64 blocks: 88.5-134.8;
+  // 64x64: 99.8-125.8).
+  const bool short_rows = no_tile && s.m <= int64_t(c.cm_m);
+  const bool wide_small = grouped8 && no_tile && s.m <= kSmallBlocksMaxM &&
+                          blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks && !(short_rows && s.k >= 8192);
+  if (wide_small || (!int8 && short_rows)) {
     c.cm_wm = c.cm_wn = 2;
     c.cm_tm = c.cm_tn = 1;
-  } else if (short_rows) {
+  } else if (grouped8 && short_rows) {
     c.cm_wm = 1;
     c.cm_wn = 4;
     c.cm_tm = c.cm_tn = 1;
     if (!o.cm_bkw) c.cm_bkw = 16;
   } else if (grouped8 && no_tile && s.m > kSmallBlocksMaxM && s.m <= kSplitKMaxM) {
     c.cm_wm = c.cm_wn = 4;
-    c.cm_tm = c.cm_tn = 1;
-  } else if (!int8 && no_tile && s.m <= int64_t(c.cm_m)) {
-    // fp16 operands, up to one matrix row tile (16 rows): 32x32 blocks (2x2 subgroups of one
-    // tile) instead of 128x128 of which 7/8 of the rows are padding. H100, M = 8 / 16, us
-    // (bench/RESULTS.md 2026-11-27 session 3): float x q4gsw 4096x14336 84.7 / 91.4 -> 72.1 /
-    // 76.2, 14336x4096 293.1 / 300.7 -> 191.2 / 202.2; float x q8csw 4096x14336 M = 16 115.9 ->
-    // 94.1 (16x64 blocks: 88.5-134.8; 64x64: 99.8-125.8).
-    c.cm_wm = c.cm_wn = 2;
     c.cm_tm = c.cm_tn = 1;
   } else if (grouped8 && !o.cm_tm && !o.cm_tn) {
     const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
@@ -365,7 +363,8 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       gemv_max = std::min(gemv_max, short_k ? kCoopMatGroupedGemvMaxM - 1 : kCoopMatGroupedGemvMaxM);
       cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096 in groups of 32)" : ")");
     } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && (uint64_t(s.n) + 127) / 128 >= 32) {
-      // (Counted in columns of 128 as measured: small batches take 32x32 blocks since, PlanCoopMat.)
+      // Wide layers counted in columns of 128, as measured (not in the 32x32 blocks that batches
+      // of up to 16 rows take now, PlanCoopMat: that would extend the threshold to narrow layers).
       gemv_max = std::min(gemv_max, s.Int4() ? kCoopMatF16Int4GemvMaxM : kCoopMatF16Int8GemvMaxM);
       cm_rule = " (the fp16 cooperative-matrix threshold)";
     }
