@@ -3,7 +3,7 @@
 # reference-checked at M = 5 first; prints the linear layer's median µs per M.
 #   MODES   "name:compile flags;..." (default: the GEMV, the int8 cooperative matrix with its
 #           default blocks and with 64x64 blocks; "sel:" is the selection's kernel per M)
-#   LAYERS  "K N ACT WEIGHTS;..." (default: the four decode shapes, dq8ca x q4gsw g32)
+#   LAYERS  "K N ACT WEIGHTS [GROUP];..." (default: the four decode shapes, dq8ca x q4gsw g32)
 #   BINS    binaries of .dev/bin.tar.xz to run (default vkqc; e.g. "vkqc_old vkqc": the previous
 #           main's against this tree's, same machine)
 #   TOKENS  the M values timed (default "1 2 4 8 16")
@@ -17,7 +17,7 @@ IFS=';' read -ra modes <<< "${MODES:-gemv:--force-kernel gemv;cm:--force-kernel 
 IFS=';' read -ra layers <<< "${LAYERS:-4096 14336 dq8ca q4gsw;2048 8192 dq8ca q4gsw;8192 2048 dq8ca q4gsw;14336 4096 dq8ca q4gsw}"
 for cfg in "${layers[@]}"; do
   set -- $cfg
-  python3 bench/gen_linear.py $W/g $1 $2 $3 $4 32 > /dev/null
+  python3 bench/gen_linear.py $W/g $1 $2 $3 $4 ${5:-32} > /dev/null
   for b in ${BINS:-vkqc}; do
     V=$PWD/.dev/x/$b
     for mode in "${modes[@]}"; do
@@ -29,7 +29,7 @@ for cfg in "${layers[@]}"; do
         $V bench $W/m.vkqb --tokens $t --min-ms 30 > $W/b.out 2>&1
         row="$row $(awk '$1 ~ /^linear/ {print $3; exit}' $W/b.out)"
       done
-      echo "$1x$2 $3:$4 $b $name (M=5 reference: $chk) M=$(echo $TOKENS | tr ' ' ,):$row"
+      echo "$1x$2 $3:$4${5:+ g$5} $b $name (M=5 reference: $chk) M=$(echo $TOKENS | tr ' ' ,):$row"
     done
   done
 done

@@ -161,6 +161,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // 191.2 / 202.2; float x q8csw 4096x14336 M = 16 115.9 -> 94.1 (16x64 blocks: 88.5-134.8;
   // 64x64: 99.8-125.8).
   const bool short_rows = no_tile && s.m <= int64_t(c.cm_m);
+  bool row_tile = false;  // 16x64 blocks (below: all kMaxKSplit K slices where the blocks are few)
   const bool wide_small = grouped8 && no_tile && s.m <= kSmallBlocksMaxM &&
                           blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks && !(short_rows && s.k >= 8192);
   if (wide_small || (!int8 && short_rows)) {
@@ -171,6 +172,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     c.cm_wn = 4;
     c.cm_tm = c.cm_tn = 1;
     if (!o.cm_bkw) c.cm_bkw = 16;
+    row_tile = true;
   } else if (grouped8 && no_tile && s.m > kSmallBlocksMaxM && s.m <= kSplitKMaxM) {
     c.cm_wm = c.cm_wn = 4;
     c.cm_tm = c.cm_tn = 1;
@@ -232,9 +234,16 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     uint32_t unit = bk;  // whole steps and whole groups: the least common multiple
     while (unit % gs) unit += bk;
     const uint32_t units = uint32_t((s.k + unit - 1) / unit);
+    // 16x64 blocks (at most 16 rows) take all kMaxKSplit slices where they are few: each slice's
+    // K loop is what holds the time. H100 dq8ca x q4gsw, M = 9 / 16, 4 -> 8 slices, us
+    // (bench/RESULTS.md 2026-11-27 session 4): 14336x4096 (64 blocks) g32 52.6 / 56.6 -> 42.6 /
+    // 43.0 (6 slices: 46.2 / 47.2), g128 48.8 / 52.6 -> 38.6 / 38.8; 4096x4096 22.1 / 22.1 ->
+    // 19.9 / 20.5. Larger blocks keep slices up to kSplitKBlocks workgroups (8 lost to 4 on
+    // 14336x4096's 64x64 blocks at M = 16-64, 2026-11-26 session 4).
     uint32_t want = o.cm_ksplit ? o.cm_ksplit
-                                : blocks < kMinCmBlocks ? uint32_t(std::min<uint64_t>(kMaxKSplit, (kSplitKBlocks + blocks - 1) / blocks))
-                                                        : 1;
+                    : blocks >= kMinCmBlocks ? 1
+                    : row_tile ? kMaxKSplit
+                               : uint32_t(std::min<uint64_t>(kMaxKSplit, (kSplitKBlocks + blocks - 1) / blocks));
     want = std::min(want, units);
     if (want > 1) {
       c.cm_kslice = ((units + want - 1) / want) * unit;

@@ -194,20 +194,23 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
 }
 
 // Grouped weights on the int8 path whose blocks (16x64 up to 16 rows, else 64x64) still give fewer
-// than 96 workgroups split K into slices of whole steps and groups, up to 256 workgroups and 8
-// slices; --coopmat-split 1 keeps one slice, N forces N (refused for int8 weights).
+// than 96 workgroups split K into slices of whole steps and groups: 16x64 blocks into 8 slices,
+// larger ones up to 256 workgroups and 8 slices; --coopmat-split 1 keeps one slice, N forces N
+// (refused for int8 weights).
 TEST(CoopMatSelect, SplitKForSmallGrids) {
   const TargetProfile p = Load("nvidia-hopper");
   struct Case {
     int64_t gs, m, k, n;
     uint32_t forced, ksplit, kslice;
   } cases[] = {
-      {32, 16, 14336, 4096, 0, 4, 3584},   // 64 blocks of 64x64: 4 slices
+      {32, 16, 14336, 4096, 0, 8, 1792},   // 64 blocks of 16x64: 8 slices
+      {32, 17, 14336, 4096, 0, 4, 3584},   // 64 blocks of 64x64: 4 slices
       {32, 64, 14336, 4096, 0, 4, 3584},
       {32, 128, 14336, 4096, 0, 1, 0},     // 128 blocks
       {32, 512, 8192, 2048, 0, 1, 0},      // 256
       {32, 16, 4096, 14336, 0, 1, 0},      // 112 blocks of 64x128
-      {32, 16, 4096, 4096, 0, 4, 1024},
+      {32, 16, 4096, 4096, 0, 8, 512},
+      {128, 9, 14336, 4096, 0, 8, 1792},   // groups of 128 too
       {128, 16, 2048, 512, 0, 8, 256},     // 8 blocks: at most 8 slices
       {256, 16, 1000 + 24, 512, 0, 4, 256},  // K 1024 in groups of 256: 4 slices of one group
       {96, 16, 960, 512, 0, 5, 192},       // whole steps (64 at 16 rows) and groups (96): slices of 192
