@@ -178,7 +178,7 @@ struct Combo {
 };
 
 // One layer with the cooperative matrix forced, against the reference.
-void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
+void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed, bool want_split = false) {
   QLayerSpec s;
   s.m = m;
   s.k = k;
@@ -246,7 +246,7 @@ void Check(const Combo& c, int64_t m, int64_t k, int64_t n, uint32_t seed) {
   // Forced slices split every K of more than one unit of whole steps (128 values) and groups.
   int64_t unit = 128;
   while (c.gs && unit % c.gs) unit += 128;
-  if (c.ksplit > 1 && k > unit) {
+  if ((c.ksplit > 1 && k > unit) || want_split) {
     EXPECT_NE(variant.find("_splitk"), std::string::npos) << variant;
   }
 
@@ -385,9 +385,26 @@ const Combo kFp16Combos[] = {
     {ir::Scheme::Q4GAW, ir::Scheme::Float, false, false, 128},
     {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0, true},  // the NV extension
     {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32, true},
+    // K slices (forced): fp32 partial sums of fp16 products, per-channel and per-group scales
+    {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0, false, false, false, 3},
+    {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32, false, false, false, 4},
+    {ir::Scheme::Q4GMW, ir::Scheme::Float, false, false, 32, false, false, false, 2},
 };
 
 INSTANTIATE_TEST_SUITE_P(CoopMat, CoopMatFp16, ::testing::ValuesIn(kFp16Combos), ComboName);
+
+// The selection's K slices for fp16 operands: up to 16 rows on layers of K >= 8192 (select.cc),
+// ragged N and K (257 groups of 32), int4 groups and int8 channels.
+TEST(CoopMat, Fp16SmallBatchesOfLongKSplitK) {
+  SKIP_WITHOUT_COOPMAT();
+  const Combo combos[] = {{ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32},
+                          {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0}};
+  uint32_t seed = 4100;
+  for (const Combo& c : combos) {
+    Check(c, 5, 8192, 77, seed++, true);
+    Check(c, 16, 8224, 130, seed++, true);
+  }
+}
 
 // Automatic selection on a device that has it: prefill-sized float x q4gsw picks the fp16 variant
 // unforced once fp16 is allowed.

@@ -17,6 +17,7 @@ constexpr uint64_t kMinCmBlocks = 96;
 constexpr uint64_t kSplitKBlocks = 256;
 constexpr uint32_t kMaxKSplit = 8;
 constexpr int64_t kSplitKMaxM = 64;
+constexpr uint64_t kF16SplitKBlocks = 512;  // fp16 operands: slices until this many workgroups
 // 32x32 cooperative-matrix blocks for wide grouped layers up to this many rows (PlanCoopMat).
 constexpr int64_t kSmallBlocksMaxM = 32;
 
@@ -223,14 +224,27 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // second dispatch adds their partial outputs.
   c.cm_ksplit = 1;
   c.cm_kslice = 0;
-  if (o.cm_ksplit > 1 && !grouped8)
-    return "split K needs grouped weights on the int8 path (int4, q8gsw with quantized activations)";
+  // Partial outputs add up on grouped int8-path weights (each slice folds its own groups and
+  // zero-point term) and on fp16 operands (fp32 sums of exact products); not on q8csw's int32 path.
+  if (o.cm_ksplit > 1 && int8 && !grouped8)
+    return "split K needs grouped weights on the int8 path (int4, q8gsw with quantized activations) or fp16 "
+           "operands (--allow-fp16)";
   // Only for decode-sized batches: at the 1b example's prefill (M = 512) its 2048x512 layers ran
   // faster apart (23.9 -> 17.7 us) but the step took 10.10 -> 10.62 ms, their slices and sums no
   // longer overlapping the q projection.
-  if (grouped8 && (o.cm_ksplit > 1 || (o.cm_ksplit == 0 && s.m <= kSplitKMaxM))) {
+  // fp16 operands up to 16 rows (32x32 blocks) on layers of K >= 8192: K slices until
+  // kF16SplitKBlocks workgroups, at most kMaxKSplit. H100 (bench/RESULTS.md 2026-11-27 session 4),
+  // M = 8 / 16, us: float x q4gsw 14336x4096 (128 blocks, 4 slices) 189.1 / 203.2 -> 73.1 / 74.9
+  // (8 slices: 74.3 / 77.6; 16x64 blocks, 4 / 8 slices: 86.0 / 91.8 at M = 8); float x q8csw
+  // 14336x4096 281.6 / 284.9 -> 87.7 / 89.5; float x q4gsw 8192x2048 (64 blocks, 8 slices) 92.5 /
+  // 99.1 -> 26.1 / 26.8 (4 slices: 35.5 / 36.4). Wide layers of K = 4096 lost with slices
+  // (4096x14336, 448 blocks: 70.8 / 77.1 without, 79.1 / 85.1 with 8, 81.1 / 87.1 with 4);
+  // shorter narrow layers are not measured.
+  const bool f16_split = !int8 && short_rows && s.k >= 8192 && o.cm_ksplit == 0;
+  if ((grouped8 && (o.cm_ksplit > 1 || (o.cm_ksplit == 0 && s.m <= kSplitKMaxM))) || (!int8 && o.cm_ksplit > 1) ||
+      f16_split) {
     const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
-    const uint32_t bk = c.cm_bkw * 4, gs = uint32_t(s.group_size);
+    const uint32_t bk = c.cm_bkw * (int8 ? 4 : 2), gs = s.Grouped() ? uint32_t(s.group_size) : bk;
     uint32_t unit = bk;  // whole steps and whole groups: the least common multiple
     while (unit % gs) unit += bk;
     const uint32_t units = uint32_t((s.k + unit - 1) / unit);
@@ -244,6 +258,9 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
                     : blocks >= kMinCmBlocks ? 1
                     : row_tile ? kMaxKSplit
                                : uint32_t(std::min<uint64_t>(kMaxKSplit, (kSplitKBlocks + blocks - 1) / blocks));
+    if (!int8) {  // fp16 operands: the rule below
+      want = o.cm_ksplit ? o.cm_ksplit : uint32_t(std::min<uint64_t>(kMaxKSplit, kF16SplitKBlocks / blocks));
+    }
     want = std::min(want, units);
     if (want > 1) {
       c.cm_kslice = ((units + want - 1) / want) * unit;
@@ -371,9 +388,13 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       const bool short_k = s.k <= 4096 && s.group_size == 32 && (uint64_t(s.n) + 31) / 32 >= kSplitKBlocks;
       gemv_max = std::min(gemv_max, short_k ? kCoopMatGroupedGemvMaxM - 1 : kCoopMatGroupedGemvMaxM);
       cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096 in groups of 32)" : ")");
-    } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 && (uint64_t(s.n) + 127) / 128 >= 32) {
+    } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 &&
+               ((uint64_t(s.n) + 127) / 128 >= 32 || probe.cm_ksplit > 1)) {
       // Wide layers counted in columns of 128, as measured (not in the 32x32 blocks that batches
-      // of up to 16 rows take now, PlanCoopMat: that would extend the threshold to narrow layers).
+      // of up to 16 rows take now, PlanCoopMat: that would extend the threshold to narrow layers),
+      // and the layers whose small batches split K (long K; PlanCoopMat): at M = 8 / 16 float x
+      // q4gsw 8192x2048 26.1 / 26.8 us against the GEMV's 63.9 / 100.4, float x q8csw 14336x4096
+      // 87.7 / 89.5 against 135.0 / 252.0 (H100, 2026-11-27 session 4).
       gemv_max = std::min(gemv_max, s.Int4() ? kCoopMatF16Int4GemvMaxM : kCoopMatF16Int8GemvMaxM);
       cm_rule = " (the fp16 cooperative-matrix threshold)";
     }

@@ -323,6 +323,15 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 7, 4096, 14336, true, "linear_q8csw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 14336, true, "linear_q8csw_cmf16_gemm"},  // 32x32 blocks
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 2048, true, "linear_q8csw_dequant_gemv"},  // 16 blocks of 128
+      // Narrower layers of K >= 8192 whose small batches split K: the fp16 thresholds too (H100
+      // 8192x2048 float x q4gsw M = 8: 26.1 us against the GEMV's 63.9); from 17 rows no slices.
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 4, 8192, 2048, true, "linear_q4gsw_dequant_gemv"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 5, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 16, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 17, 8192, 2048, true, "linear_q4gsw_dequant_gemv"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 8, 8192, 2048, false, "linear_q4gsw_dequant_gemv"},  // no fp16
+      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 7, 14336, 4096, true, "linear_q8csw_dequant_gemv"},
+      {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 14336, 4096, true, "linear_q8csw_cmf16_gemm_splitk"},
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(c.act, c.w, c.gs, c.m, c.k, c.n);
@@ -332,6 +341,51 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
     ASSERT_TRUE(ch.ok()) << ch.error().message;
     EXPECT_EQ(ch->VariantName(s), c.want) << "M=" << c.m << " N=" << c.n << ": " << ch->reason;
   }
+}
+
+// fp16 operands up to 16 rows on layers of K >= 8192 split K until 512 workgroups of 32x32
+// blocks (at most 8 slices of whole 32-value steps); shorter K and 17 rows on do not.
+TEST(CoopMatSelect, SplitKForFp16SmallBatches) {
+  const TargetProfile p = Load("nvidia-hopper");
+  struct Case {
+    ir::Scheme w;
+    int64_t m, k, n;
+    uint32_t ksplit, kslice;
+  } cases[] = {
+      {ir::Scheme::Q4GSW, 16, 14336, 4096, 4, 3584},  // 128 blocks
+      {ir::Scheme::Q8CSW, 8, 14336, 4096, 4, 3584},
+      {ir::Scheme::Q4GSW, 5, 8192, 2048, 8, 1024},    // 64 blocks
+      {ir::Scheme::Q4GMW, 9, 8192, 1000, 8, 1024},    // 32 blocks: at most 8 slices
+      {ir::Scheme::Q4GSW, 16, 8192, 28672, 1, 0},     // 896 blocks
+      {ir::Scheme::Q4GSW, 16, 4096, 14336, 1, 0},     // K 4096 (slices lost on this one)
+      {ir::Scheme::Q8CSW, 16, 4096, 4096, 1, 0},      // K 4096: not measured
+      {ir::Scheme::Q4GSW, 17, 14336, 4096, 1, 0},     // 17 rows: other blocks, not measured
+  };
+  for (const Case& c : cases) {
+    const LinearShape s = Shape(ir::Scheme::Float, c.w, c.w == ir::Scheme::Q8CSW ? 0 : 32, c.m, c.k, c.n);
+    SelectOptions o;
+    o.allow_fp16 = true;
+    o.force_accum = Accum::CoopMat;
+    o.force_algo = Algo::Gemm;
+    auto ch = SelectLinear(s, p, o);
+    ASSERT_TRUE(ch.ok()) << ch.error().message;
+    const std::string what = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
+    EXPECT_FALSE(ch->cm_int8) << what;
+    EXPECT_EQ(ch->cm_ksplit, c.ksplit) << what;
+    EXPECT_EQ(ch->cm_kslice, c.kslice) << what;
+    if (c.m <= 16) EXPECT_EQ(ch->CmBlockM() * 1000 + ch->CmBlockN(), 32032u) << what;
+  }
+  // Forced slices on fp16 operands: any weights; the int8 path's q8csw (int32 sums) is refused.
+  SelectOptions o;
+  o.allow_fp16 = true;
+  o.force_accum = Accum::CoopMat;
+  o.cm_ksplit = 3;
+  auto f = SelectLinear(Shape(ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 64, 4096, 512), p, o);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->cm_ksplit, 3u);
+  auto q8 = SelectLinear(Shape(ir::Scheme::DQ8CA, ir::Scheme::Q8CSW, 0, 64, 4096, 512), p, o);
+  ASSERT_FALSE(q8.ok());
+  EXPECT_TRUE(Has(q8.error().message, "or fp16 operands")) << q8.error().message;
 }
 
 TEST(CoopMatSelect, WhyNot) {
