@@ -52,7 +52,8 @@ commands:
           it with fp16 operands; --coopmat-nv: VK_NV_cooperative_matrix even where the target
           has VK_KHR_cooperative_matrix; --coopmat-tile: subgroups and matrix tiles per workgroup;
           --gemm-shape: the tiled GEMM's rows per thread (4, 8) and K words per step (8, 16, ...)
-          --coopmat-split: K slices of the cooperative matrix: int8 path with grouped weights, or fp16 operands (1: none)
+          --coopmat-split: K slices of the cooperative matrix (int8 path with grouped weights, or fp16
+          operands; 1: none)
           --prologue-max-bytes: one-row GEMVs compute their input row (quantization, rms_norm,
           residual add) in every workgroup's prologue while those reads stay within B bytes
           --sign-key: sign the bundle (Ed25519 private key: `vkqc keygen`, or OpenSSL's PEM)
