@@ -393,8 +393,8 @@ const Combo kFp16Combos[] = {
 
 INSTANTIATE_TEST_SUITE_P(CoopMat, CoopMatFp16, ::testing::ValuesIn(kFp16Combos), ComboName);
 
-// The selection's K slices for fp16 operands: up to 16 rows on layers of K >= 8192 (select.cc),
-// ragged N and K (257 groups of 32), int4 groups and int8 channels.
+// The selection's K slices for fp16 operands: up to 64 rows on layers of K >= 8192 (select.cc),
+// ragged M, N and K (257 groups of 32), int4 groups and int8 channels.
 TEST(CoopMat, Fp16SmallBatchesOfLongKSplitK) {
   SKIP_WITHOUT_COOPMAT();
   const Combo combos[] = {{ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32},
@@ -403,6 +403,7 @@ TEST(CoopMat, Fp16SmallBatchesOfLongKSplitK) {
   for (const Combo& c : combos) {
     Check(c, 5, 8192, 77, seed++, true);
     Check(c, 16, 8224, 130, seed++, true);
+    Check(c, 33, 8224, 200, seed++, true);  // 128x128 blocks
   }
 }
 

@@ -17,7 +17,7 @@ constexpr uint64_t kMinCmBlocks = 96;
 constexpr uint64_t kSplitKBlocks = 256;
 constexpr uint32_t kMaxKSplit = 8;
 constexpr int64_t kSplitKMaxM = 64;
-constexpr uint64_t kF16SplitKBlocks = 512;  // fp16 operands: slices until this many workgroups
+constexpr uint64_t kF16SplitKInvocations = 65536;  // fp16 operands: slices until this many invocations
 // 32x32 cooperative-matrix blocks for wide grouped layers up to this many rows (PlanCoopMat).
 constexpr int64_t kSmallBlocksMaxM = 32;
 
@@ -232,15 +232,19 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // Only for decode-sized batches: at the 1b example's prefill (M = 512) its 2048x512 layers ran
   // faster apart (23.9 -> 17.7 us) but the step took 10.10 -> 10.62 ms, their slices and sums no
   // longer overlapping the q projection.
-  // fp16 operands up to 16 rows (32x32 blocks) on layers of K >= 8192: K slices until
-  // kF16SplitKBlocks workgroups, at most kMaxKSplit. H100 (bench/RESULTS.md 2026-11-27 session 4),
-  // M = 8 / 16, us: float x q4gsw 14336x4096 (128 blocks, 4 slices) 189.1 / 203.2 -> 73.1 / 74.9
-  // (8 slices: 74.3 / 77.6; 16x64 blocks, 4 / 8 slices: 86.0 / 91.8 at M = 8); float x q8csw
+  // fp16 operands up to 64 rows on layers of K >= 8192: K slices until kF16SplitKInvocations
+  // invocations (512 workgroups of the 32x32 blocks up to 16 rows, 128 of the 512-invocation
+  // blocks from 17 rows), at most kMaxKSplit. H100 (bench/RESULTS.md 2026-11-27 session 4), us:
+  // M = 8 / 16, float x q4gsw 14336x4096 (128 blocks of 32x32, 4 slices) 189.1 / 203.2 -> 73.1 /
+  // 74.9 (8 slices: 74.3 / 77.6; 16x64 blocks, 4 / 8 slices: 86.0 / 91.8 at M = 8); float x q8csw
   // 14336x4096 281.6 / 284.9 -> 87.7 / 89.5; float x q4gsw 8192x2048 (64 blocks, 8 slices) 92.5 /
-  // 99.1 -> 26.1 / 26.8 (4 slices: 35.5 / 36.4). Wide layers of K = 4096 lost with slices
-  // (4096x14336, 448 blocks: 70.8 / 77.1 without, 79.1 / 85.1 with 8, 81.1 / 87.1 with 4);
-  // shorter narrow layers are not measured.
-  const bool f16_split = !int8 && short_rows && s.k >= 8192 && o.cm_ksplit == 0;
+  // 99.1 -> 26.1 / 26.8 (4 slices: 35.5 / 36.4). M = 17 / 64: float x q4gsw 14336x4096 (32
+  // blocks, 4 slices) 298.4 / 364.6 -> 84.8 / 108.1 (8: 89.8 / 113.4); 8192x2048 (16 blocks, 8
+  // slices; the GEMV there: 137.4 / 339.4) 152.7 / 191.5 -> 29.3 / 36.1 (4: 47.2 / 57.7); float x
+  // q8csw 14336x4096 387.6 / 441.1 -> 106.9 / 128.5. Wide layers of K = 4096 lost with slices
+  // (4096x14336, 448 blocks, M = 8 / 16: 70.8 / 77.1 without, 79.1 / 85.1 with 8, 81.1 / 87.1
+  // with 4); shorter narrow layers are not measured.
+  const bool f16_split = !int8 && no_tile && s.m <= kSplitKMaxM && s.k >= 8192 && o.cm_ksplit == 0;
   if ((grouped8 && (o.cm_ksplit > 1 || (o.cm_ksplit == 0 && s.m <= kSplitKMaxM))) || (!int8 && o.cm_ksplit > 1) ||
       f16_split) {
     const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
@@ -259,7 +263,8 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
                     : row_tile ? kMaxKSplit
                                : uint32_t(std::min<uint64_t>(kMaxKSplit, (kSplitKBlocks + blocks - 1) / blocks));
     if (!int8) {  // fp16 operands: the rule below
-      want = o.cm_ksplit ? o.cm_ksplit : uint32_t(std::min<uint64_t>(kMaxKSplit, kF16SplitKBlocks / blocks));
+      want = o.cm_ksplit ? o.cm_ksplit
+                         : uint32_t(std::min<uint64_t>(kMaxKSplit, kF16SplitKInvocations / (blocks * c.Invocations())));
     }
     want = std::min(want, units);
     if (want > 1) {

@@ -323,12 +323,14 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 7, 4096, 14336, true, "linear_q8csw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 14336, true, "linear_q8csw_cmf16_gemm"},  // 32x32 blocks
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 2048, true, "linear_q8csw_dequant_gemv"},  // 16 blocks of 128
-      // Narrower layers of K >= 8192 whose small batches split K: the fp16 thresholds too (H100
-      // 8192x2048 float x q4gsw M = 8: 26.1 us against the GEMV's 63.9); from 17 rows no slices.
+      // Narrower layers of K >= 8192 whose batches of up to 64 rows split K: the fp16 thresholds
+      // too (H100 8192x2048 float x q4gsw M = 8: 26.1 us against the GEMV's 63.9; M = 64: 36.1
+      // against 339.4); from 65 rows the GEMM regime without slices.
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 4, 8192, 2048, true, "linear_q4gsw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 5, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 16, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
-      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 17, 8192, 2048, true, "linear_q4gsw_dequant_gemv"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 64, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 65, 8192, 2048, true, "linear_q4gsw_cmf16_gemm"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 8, 8192, 2048, false, "linear_q4gsw_dequant_gemv"},  // no fp16
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 7, 14336, 4096, true, "linear_q8csw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 14336, 4096, true, "linear_q8csw_cmf16_gemm_splitk"},
@@ -343,8 +345,9 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
   }
 }
 
-// fp16 operands up to 16 rows on layers of K >= 8192 split K until 512 workgroups of 32x32
-// blocks (at most 8 slices of whole 32-value steps); shorter K and 17 rows on do not.
+// fp16 operands up to 64 rows on layers of K >= 8192 split K until 65536 invocations (512
+// workgroups of 32x32 blocks up to 16 rows, 128 of 512 invocations from 17 rows; at most 8
+// slices of whole 32-value steps); shorter K and 65 rows on do not.
 TEST(CoopMatSelect, SplitKForFp16SmallBatches) {
   const TargetProfile p = Load("nvidia-hopper");
   struct Case {
@@ -359,7 +362,11 @@ TEST(CoopMatSelect, SplitKForFp16SmallBatches) {
       {ir::Scheme::Q4GSW, 16, 8192, 28672, 1, 0},     // 896 blocks
       {ir::Scheme::Q4GSW, 16, 4096, 14336, 1, 0},     // K 4096 (slices lost on this one)
       {ir::Scheme::Q8CSW, 16, 4096, 4096, 1, 0},      // K 4096: not measured
-      {ir::Scheme::Q4GSW, 17, 14336, 4096, 1, 0},     // 17 rows: other blocks, not measured
+      {ir::Scheme::Q4GSW, 17, 14336, 4096, 4, 3584},  // 32 blocks of 64x128, 512 invocations
+      {ir::Scheme::Q8CSW, 64, 14336, 4096, 4, 3584},  // 32 of 128x128
+      {ir::Scheme::Q4GSW, 64, 8192, 2048, 8, 1024},   // 16
+      {ir::Scheme::Q4GSW, 32, 8192, 28672, 1, 0},     // 224
+      {ir::Scheme::Q4GSW, 65, 8192, 2048, 1, 0},      // 65 rows: no slices
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(ir::Scheme::Float, c.w, c.w == ir::Scheme::Q8CSW ? 0 : 32, c.m, c.k, c.n);
