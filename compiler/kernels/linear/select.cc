@@ -259,13 +259,10 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     // 19.9 / 20.5. Larger blocks keep slices up to kSplitKBlocks workgroups (8 lost to 4 on
     // 14336x4096's 64x64 blocks at M = 16-64, 2026-11-26 session 4).
     uint32_t want = o.cm_ksplit ? o.cm_ksplit
+                    : !int8 ? uint32_t(std::min<uint64_t>(kMaxKSplit, kF16SplitKInvocations / (blocks * c.Invocations())))
                     : blocks >= kMinCmBlocks ? 1
                     : row_tile ? kMaxKSplit
                                : uint32_t(std::min<uint64_t>(kMaxKSplit, (kSplitKBlocks + blocks - 1) / blocks));
-    if (!int8) {  // fp16 operands: the rule below
-      want = o.cm_ksplit ? o.cm_ksplit
-                         : uint32_t(std::min<uint64_t>(kMaxKSplit, kF16SplitKInvocations / (blocks * c.Invocations())));
-    }
     want = std::min(want, units);
     if (want > 1) {
       c.cm_kslice = ((units + want - 1) / want) * unit;
@@ -397,9 +394,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                ((uint64_t(s.n) + 127) / 128 >= 32 || probe.cm_ksplit > 1)) {
       // Wide layers counted in columns of 128, as measured (not in the 32x32 blocks that batches
       // of up to 16 rows take now, PlanCoopMat: that would extend the threshold to narrow layers),
-      // and the layers whose small batches split K (long K; PlanCoopMat): at M = 8 / 16 float x
-      // q4gsw 8192x2048 26.1 / 26.8 us against the GEMV's 63.9 / 100.4, float x q8csw 14336x4096
-      // 87.7 / 89.5 against 135.0 / 252.0 (H100, 2026-11-27 session 4).
+      // and the layers whose batches of up to 64 rows split K (long K; PlanCoopMat): at M = 8 /
+      // 16 float x q4gsw 8192x2048 26.1 / 26.8 us against the GEMV's 63.9 / 100.4, float x q8csw
+      // 14336x4096 87.7 / 89.5 against 135.0 / 252.0 (H100, 2026-11-27 session 4).
       gemv_max = std::min(gemv_max, s.Int4() ? kCoopMatF16Int4GemvMaxM : kCoopMatF16Int8GemvMaxM);
       cm_rule = " (the fp16 cooperative-matrix threshold)";
     }
