@@ -380,7 +380,9 @@ TEST(CoopMatSelect, SplitKForFp16SmallBatches) {
     EXPECT_FALSE(ch->cm_int8) << what;
     EXPECT_EQ(ch->cm_ksplit, c.ksplit) << what;
     EXPECT_EQ(ch->cm_kslice, c.kslice) << what;
-    if (c.m <= 16) EXPECT_EQ(ch->CmBlockM() * 1000 + ch->CmBlockN(), 32032u) << what;
+    if (c.m <= 16) {
+      EXPECT_EQ(ch->CmBlockM() * 1000 + ch->CmBlockN(), 32032u) << what;
+    }
   }
   // Forced slices on fp16 operands: any weights; the int8 path's q8csw (int32 sums) is refused.
   SelectOptions o;
