@@ -244,9 +244,8 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // q8csw 14336x4096 387.6 / 441.1 -> 106.9 / 128.5. Wide layers of K = 4096 lost with slices
   // (4096x14336, 448 blocks, M = 8 / 16: 70.8 / 77.1 without, 79.1 / 85.1 with 8, 81.1 / 87.1
   // with 4); shorter narrow layers are not measured.
-  const bool f16_split = !int8 && no_tile && s.m <= kSplitKMaxM && s.k >= 8192 && o.cm_ksplit == 0;
-  if ((grouped8 && (o.cm_ksplit > 1 || (o.cm_ksplit == 0 && s.m <= kSplitKMaxM))) || (!int8 && o.cm_ksplit > 1) ||
-      f16_split) {
+  const bool auto_split = o.cm_ksplit == 0 && s.m <= kSplitKMaxM && (grouped8 || (no_tile && s.k >= 8192));
+  if ((grouped8 || !int8) && (o.cm_ksplit > 1 || auto_split)) {
     const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
     const uint32_t bk = c.cm_bkw * (int8 ? 4 : 2), gs = s.Grouped() ? uint32_t(s.group_size) : bk;
     uint32_t unit = bk;  // whole steps and whole groups: the least common multiple
