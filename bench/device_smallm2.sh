@@ -7,6 +7,7 @@
 #   BINS    binaries of .dev/bin.tar.xz to run (default vkqc; e.g. "vkqc_old vkqc": the previous
 #           main's against this tree's, same machine)
 #   TOKENS  the M values timed (default "1 2 4 8 16")
+#   CHECK   extra flags of the reference check (e.g. "--tolerance 0.005" for fp16 operands)
 # usage (on the device, repo root): bash bench/device_smallm2.sh
 set -u
 source bench/device_env.sh
@@ -23,7 +24,7 @@ for cfg in "${layers[@]}"; do
     for mode in "${modes[@]}"; do
       name=${mode%%:*}; flags=${mode#*:}
       $V compile $W/g/graph.json --target nvidia-hopper --tokens $(echo 5 $TOKENS | tr ' ' ,) $flags -o $W/m.vkqb > $W/c.out 2>&1 || { echo "$cfg $b $name: $(tail -1 $W/c.out)"; continue; }
-      chk=$($V run $W/m.vkqb --tokens 5 --reference $W/g/graph.json 2>&1 | grep -oE "PASS|FAIL" | head -1)
+      chk=$($V run $W/m.vkqb --tokens 5 --reference $W/g/graph.json ${CHECK:-} 2>&1 | grep -oE "PASS|FAIL" | head -1)
       row=""
       for t in $TOKENS; do
         $V bench $W/m.vkqb --tokens $t --min-ms 30 > $W/b.out 2>&1

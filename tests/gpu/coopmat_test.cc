@@ -407,6 +407,22 @@ TEST(CoopMat, Fp16SmallBatchesOfLongKSplitK) {
   }
 }
 
+// The selection's K slices above 64 rows on layers of K >= 8192 (select.cc): grouped weights on the
+// int8 path (64x64 blocks, slices up to 256 workgroups) and fp16 operands (the invocation rule);
+// ragged M, N and K.
+TEST(CoopMat, LongKSplitKAboveSixtyFourRows) {
+  SKIP_WITHOUT_COOPMAT();
+  const Combo combos[] = {{ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32},
+                          {ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, false, 128},
+                          {ir::Scheme::Q4GSW, ir::Scheme::Float, false, false, 32},
+                          {ir::Scheme::Q8CSW, ir::Scheme::Float, false, false, 0}};
+  uint32_t seed = 4200;
+  for (const Combo& c : combos) {
+    Check(c, 65, c.gs == 128 ? 8320 : 8224, 130, seed++, true);  // 65 groups of 128, 257 of 32
+    Check(c, 131, 8192, 77, seed++, true);
+  }
+}
+
 // Automatic selection on a device that has it: prefill-sized float x q4gsw picks the fp16 variant
 // unforced once fp16 is allowed.
 TEST(CoopMat, SelectedWithoutForcing) {

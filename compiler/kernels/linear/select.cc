@@ -229,9 +229,9 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   if (o.cm_ksplit > 1 && int8 && !grouped8)
     return "split K needs grouped weights on the int8 path (int4, q8gsw with quantized activations) or fp16 "
            "operands (--allow-fp16)";
-  // Only for decode-sized batches: at the 1b example's prefill (M = 512) its 2048x512 layers ran
-  // faster apart (23.9 -> 17.7 us) but the step took 10.10 -> 10.62 ms, their slices and sums no
-  // longer overlapping the q projection.
+  // Grouped int8-path layers of K < 8192 split only up to 64 rows: at the 1b example's prefill
+  // (M = 512) its 2048x512 layers ran faster apart (23.9 -> 17.7 us) but the step took 10.10 ->
+  // 10.62 ms, their slices and sums no longer overlapping the q projection.
   // fp16 operands up to 64 rows on layers of K >= 8192: K slices until kF16SplitKInvocations
   // invocations (512 workgroups of the 32x32 blocks up to 16 rows, 128 of the 512-invocation
   // blocks from 17 rows), at most kMaxKSplit. H100 (bench/RESULTS.md 2026-11-27 session 4), us:
@@ -244,7 +244,21 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // q8csw 14336x4096 387.6 / 441.1 -> 106.9 / 128.5. Wide layers of K = 4096 lost with slices
   // (4096x14336, 448 blocks, M = 8 / 16: 70.8 / 77.1 without, 79.1 / 85.1 with 8, 81.1 / 87.1
   // with 4); shorter narrow layers are not measured.
-  const bool auto_split = o.cm_ksplit == 0 && s.m <= kSplitKMaxM && (grouped8 || (no_tile && s.k >= 8192));
+  // Above 64 rows, layers of K >= 8192 only: their grids stay small while each workgroup's K loop
+  // is long. H100, M = 65 / 128 / 256, us (bench/RESULTS.md 2026-11-27 session 5): dq8ca x q4gsw
+  // g32 8192x2048 (64x64 blocks: 64 of them up to 128 rows, 4 slices; 128 at 256, 2) 77.4 / 79.2 /
+  // 81.6 -> 43.8 / 46.1 / 78.8; 14336x4096 (128 blocks, 2 slices) 144.4 / 148.7 -> 126.2 / 129.5,
+  // at 256 rows (256 blocks) unsplit; float x q4gsw (fp16, 128x128 blocks, the invocation rule)
+  // 8192x2048 192.4 / 204.8 / 205.8 -> 35.9 / 39.3 / 70.9 (8, 8, 4 slices), 14336x4096 369.1 /
+  // 393.0 / 394.3 -> 107.9 / 117.6 / 217.3 (4, 4, 2). K = 4096 gained nothing (4096x4096, 128
+  // blocks at M = 65 / 128: 44.3 / 45.2 unsplit, 44.0 / 46.8 with 2 slices), nor the int8 path's
+  // 256x64 blocks (2 slices, us: 14336x4096 M = 512 g32 322.3 -> 351.0, g128 264.7 -> 276.4;
+  // 8192x2048 M = 1024 199.6 -> 222.0). fp16 at M = 512: float x q4gsw 8192x2048 223.7 -> 134.5
+  // (2 slices), float x q8csw 14336x4096 804.3 -> 423.5 (2); unsplit from 1024 rows. The 1b
+  // example's 128-token program (its 8192x2048 down_proj: 4 slices) 3792 -> 3177 us; 512 unchanged.
+  const bool long_k = s.k >= 8192;
+  const bool auto_split =
+      o.cm_ksplit == 0 && (grouped8 ? s.m <= kSplitKMaxM || (long_k && c.CmBlockM() <= 64) : no_tile && long_k);
   if ((grouped8 || !int8) && (o.cm_ksplit > 1 || auto_split)) {
     const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
     const uint32_t bk = c.cm_bkw * (int8 ? 4 : 2), gs = s.Grouped() ? uint32_t(s.group_size) : bk;
@@ -259,7 +273,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     // 14336x4096's 64x64 blocks at M = 16-64, 2026-11-26 session 4).
     uint32_t want = o.cm_ksplit ? o.cm_ksplit
                     : !int8 ? uint32_t(std::min<uint64_t>(kMaxKSplit, kF16SplitKInvocations / (blocks * c.Invocations())))
-                    : blocks >= kMinCmBlocks ? 1
+                    : blocks >= (s.m > kSplitKMaxM ? kSplitKBlocks : kMinCmBlocks) ? 1
                     : row_tile ? kMaxKSplit
                                : uint32_t(std::min<uint64_t>(kMaxKSplit, (kSplitKBlocks + blocks - 1) / blocks));
     want = std::min(want, units);

@@ -195,8 +195,9 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
 
 // Grouped weights on the int8 path whose blocks (16x64 up to 16 rows, else 64x64) still give fewer
 // than 96 workgroups split K into slices of whole steps and groups: 16x64 blocks into 8 slices,
-// larger ones up to 256 workgroups and 8 slices; --coopmat-split 1 keeps one slice, N forces N
-// (refused for int8 weights).
+// larger ones up to 256 workgroups and 8 slices; above 64 rows only layers of K >= 8192 on 64x64
+// blocks, up to 256 workgroups; --coopmat-split 1 keeps one slice, N forces N (refused for int8
+// weights).
 TEST(CoopMatSelect, SplitKForSmallGrids) {
   const TargetProfile p = Load("nvidia-hopper");
   struct Case {
@@ -206,7 +207,13 @@ TEST(CoopMatSelect, SplitKForSmallGrids) {
       {32, 16, 14336, 4096, 0, 8, 1792},   // 64 blocks of 16x64: 8 slices
       {32, 17, 14336, 4096, 0, 4, 3584},   // 64 blocks of 64x64: 4 slices
       {32, 64, 14336, 4096, 0, 4, 3584},
-      {32, 128, 14336, 4096, 0, 1, 0},     // 128 blocks
+      {32, 128, 14336, 4096, 0, 2, 7168},  // above 64 rows, K >= 8192: up to 256 workgroups (128 blocks)
+      {32, 65, 8192, 2048, 0, 4, 2048},    // 64 blocks
+      {32, 256, 8192, 2048, 0, 2, 4096},   // 128
+      {32, 256, 14336, 4096, 0, 1, 0},     // 256
+      {32, 512, 14336, 4096, 0, 1, 0},     // 128 blocks of 256x64: one slice
+      {32, 1024, 8192, 2048, 0, 1, 0},
+      {32, 128, 4096, 4096, 0, 1, 0},      // K 4096 above 64 rows: one slice
       {32, 512, 8192, 2048, 0, 1, 0},      // 256
       {32, 16, 4096, 14336, 0, 1, 0},      // 112 blocks of 64x128
       {32, 16, 4096, 4096, 0, 8, 512},
@@ -219,7 +226,8 @@ TEST(CoopMatSelect, SplitKForSmallGrids) {
       {32, 16, 14336, 4096, 3, 3, 4800},   // forced: 3 slices of 75 steps of 64
       {32, 16, 256, 4096, 8, 4, 64},       // no more slices than steps
       {32, 17, 256, 4096, 8, 2, 128},
-      {32, 65, 14336, 4096, 0, 1, 0},      // more than 64 rows: one slice (prefill overlaps layers)
+      {32, 65, 2048, 512, 0, 1, 0},        // K < 8192 above 64 rows: one slice (prefill overlaps layers)
+      {32, 512, 2048, 512, 0, 1, 0},
       {32, 512, 2048, 512, 2, 2, 1024},    // unless forced
       {32, 16, 2048, 8192, 0, 1, 0},       // 32x32 blocks: 256 of them
   };
@@ -325,12 +333,12 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 4096, 2048, true, "linear_q8csw_dequant_gemv"},  // 16 blocks of 128
       // Narrower layers of K >= 8192 whose batches of up to 64 rows split K: the fp16 thresholds
       // too (H100 8192x2048 float x q4gsw M = 8: 26.1 us against the GEMV's 63.9; M = 64: 36.1
-      // against 339.4); from 65 rows the GEMM regime without slices.
+      // against 339.4); from 65 rows the GEMM regime (its slices: SplitKForFp16SmallBatches).
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 4, 8192, 2048, true, "linear_q4gsw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 5, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 16, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 64, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
-      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 65, 8192, 2048, true, "linear_q4gsw_cmf16_gemm"},
+      {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 65, 8192, 2048, true, "linear_q4gsw_cmf16_gemm_splitk"},
       {ir::Scheme::Float, ir::Scheme::Q4GSW, 32, 8, 8192, 2048, false, "linear_q4gsw_dequant_gemv"},  // no fp16
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 7, 14336, 4096, true, "linear_q8csw_dequant_gemv"},
       {ir::Scheme::Float, ir::Scheme::Q8CSW, 0, 8, 14336, 4096, true, "linear_q8csw_cmf16_gemm_splitk"},
@@ -345,9 +353,9 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
   }
 }
 
-// fp16 operands up to 64 rows on layers of K >= 8192 split K until 65536 invocations (512
-// workgroups of 32x32 blocks up to 16 rows, 128 of 512 invocations from 17 rows; at most 8
-// slices of whole 32-value steps); shorter K and 65 rows on do not.
+// fp16 operands on layers of K >= 8192 split K until 65536 invocations (512 workgroups of 32x32
+// blocks up to 16 rows, 128 of 512 invocations from 17 rows; at most 8 slices of whole 32-value
+// steps); shorter K does not.
 TEST(CoopMatSelect, SplitKForFp16SmallBatches) {
   const TargetProfile p = Load("nvidia-hopper");
   struct Case {
@@ -366,7 +374,13 @@ TEST(CoopMatSelect, SplitKForFp16SmallBatches) {
       {ir::Scheme::Q8CSW, 64, 14336, 4096, 4, 3584},  // 32 of 128x128
       {ir::Scheme::Q4GSW, 64, 8192, 2048, 8, 1024},   // 16
       {ir::Scheme::Q4GSW, 32, 8192, 28672, 1, 0},     // 224
-      {ir::Scheme::Q4GSW, 65, 8192, 2048, 1, 0},      // 65 rows: no slices
+      {ir::Scheme::Q4GSW, 65, 8192, 2048, 8, 1024},   // 16 of 128x128 above 64 rows too
+      {ir::Scheme::Q4GSW, 256, 8192, 2048, 4, 2048},  // 32
+      {ir::Scheme::Q4GSW, 256, 14336, 4096, 2, 7168}, // 64
+      {ir::Scheme::Q4GSW, 128, 4096, 4096, 1, 0},     // K 4096
+      {ir::Scheme::Q4GSW, 512, 8192, 2048, 2, 4096},  // 64
+      {ir::Scheme::Q8CSW, 512, 14336, 4096, 2, 7168}, // 64 of 256x128
+      {ir::Scheme::Q4GSW, 1024, 8192, 2048, 1, 0},    // 128
   };
   for (const Case& c : cases) {
     const LinearShape s = Shape(ir::Scheme::Float, c.w, c.w == ir::Scheme::Q8CSW ? 0 : 32, c.m, c.k, c.n);
