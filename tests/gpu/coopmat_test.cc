@@ -423,6 +423,20 @@ TEST(CoopMat, LongKSplitKAboveSixtyFourRows) {
   }
 }
 
+// int8 weights on the int8 path (select.cc): the sweeps' small grids take 32x32 blocks; these
+// shapes keep the 2x4 subgroups of 4x2 tiles (65 rows, 97 column blocks of 128) and take 64x64
+// blocks (40 rows: 49 blocks of 64x128, 97 of 64x64).
+TEST(CoopMat, Int8WeightsBlocksByGridSize) {
+  SKIP_WITHOUT_COOPMAT();
+  const Combo combos[] = {{ir::Scheme::Q8CSW, ir::Scheme::Q8TA, false, false, 0},
+                          {ir::Scheme::Q8CSW, ir::Scheme::DQ8CA, false, true, 0}};
+  uint32_t seed = 4300;
+  for (const Combo& c : combos) {
+    Check(c, 65, 64, 12300, seed++);
+    Check(c, 40, 96, 6200, seed++);
+  }
+}
+
 // Automatic selection on a device that has it: prefill-sized float x q4gsw picks the fp16 variant
 // unforced once fp16 is allowed.
 TEST(CoopMat, SelectedWithoutForcing) {

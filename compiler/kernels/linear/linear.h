@@ -70,6 +70,11 @@ constexpr uint32_t kCoopMatF16Int4GemvMaxM = 4;
 // int8 weights from M = 8 since batches of up to 16 rows take 32x32 blocks: 93.7 us at M = 8 against
 // the GEMV's 120.2 (H100, float x q8csw 4096x14336).
 constexpr uint32_t kCoopMatF16Int8GemvMaxM = 7;
+// int8 weights on the int8 path (q8csw), narrow layers (16-63 column blocks of 128): the GEMV up to
+// one matrix row tile. H100 dq8ca x q8csw, GEMV against 32x32 blocks, M = 13 / 16 / 32, us
+// (bench/RESULTS.md 2026-11-27 session 5): 8192x2048 27.7 / 28.0 / 44.4 against 31.1 / 31.5 / 32.2,
+// 14336x4096 69.2 / 70.2 / 120.6 against 84.8 / 84.9 / 86.1.
+constexpr uint32_t kCoopMatInt8NarrowGemvMaxM = 16;
 // The tiled GEMM takes the profile's taller tiles (gemm_rows_int4 / gemm_rows_int8) only when they
 // still give this many workgroups (H100, bench/RESULTS.md session 4: 8 rows won with 224 to 1792
 // workgroups, tied or lost with 128 and fewer), and on the int-dot path int4 weights only in

@@ -20,6 +20,7 @@ constexpr int64_t kSplitKMaxM = 64;
 constexpr uint64_t kF16SplitKInvocations = 65536;  // fp16 operands: slices until this many invocations
 // 32x32 cooperative-matrix blocks for wide grouped layers up to this many rows (PlanCoopMat).
 constexpr int64_t kSmallBlocksMaxM = 32;
+constexpr uint64_t kInt8SmallBatchBlocks = 128;  // q8csw on the int8 path: 32x32 blocks below this many
 
 uint32_t FloorPow2(uint32_t v) {
   uint32_t p = 1;
@@ -177,6 +178,27 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   } else if (grouped8 && no_tile && s.m > kSmallBlocksMaxM && s.m <= kSplitKMaxM) {
     c.cm_wm = c.cm_wn = 4;
     c.cm_tm = c.cm_tn = 1;
+  } else if (int8 && !grouped8 && no_tile) {
+    // int8 weights on the int8 path (q8csw; 2x4 subgroups of 4x2 tiles by default): batches of up
+    // to 32 rows take 32x32 blocks where the default leaves fewer than kInt8SmallBatchBlocks
+    // workgroups, larger ones 64x64 and then 32x32 blocks while it leaves fewer than
+    // kMinCmBlocks. H100 dq8ca x q8csw, us (bench/RESULTS.md 2026-11-27 session 5), M = 16 / 32 /
+    // 64 / 128 / 512, default -> chosen: 8192x2048 (16 blocks at M <= 128) 44.4 / 44.9 / 57.3 /
+    // 80.7 / 90.6 -> 28.4 (the GEMV) / 32.4 / 32.5 / 34.1 / 83.9; 14336x4096 (32) 100.2 / 101.2 /
+    // 106.9 / 127.6 -> 70.1 (GEMV) / 86.8 / 88.5 / 97.4; 2048x2048 19.3 / 19.5 / 24.4 / 34.0 /
+    // 34.4 -> 15.9 / 15.2 / 15.1 / 15.9 / 27.0; 2048x512 at 128 / 512 33.5 / 34.5 -> 15.2 / 16.7;
+    // 4096x14336 (112 blocks) at M = 8 / 16 / 32 43.8 / 44.7 / 45.6 -> 40.5 / 40.9 / 42.0, from 64
+    // rows the default kept (M = 64 / 128: 49.3 / 58.1; 32x32: 62.9 / 93.5; 64x64: 46.4 / 79.0);
+    // 8192x28672 (224 blocks) lost with 32x32 at M = 8-32 (110.3-112.3 -> 125.2-129.3): default.
+    const auto set_square = [&](uint32_t w) {
+      c.cm_wm = c.cm_wn = w;
+      c.cm_tm = c.cm_tn = 1;
+    };
+    if (s.m <= kSmallBlocksMaxM) {
+      if (blocks_of(c.CmBlockM(), c.CmBlockN()) < kInt8SmallBatchBlocks) set_square(2);
+    } else if (blocks_of(c.CmBlockM(), c.CmBlockN()) < kMinCmBlocks) {
+      set_square(blocks_of(64, 64) >= kMinCmBlocks ? 4 : 2);
+    }
   } else if (grouped8 && !o.cm_tm && !o.cm_tn) {
     const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
     if (blocks < kMinCmBlocks) {
@@ -367,9 +389,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   // Where the GEMM would be the int8 cooperative matrix (int8 weights), the profile's
   // coopmat_gemv_max_m: on the H100 it overtakes the GEMV from M = 4 (4096x14336: 39.8 vs 48.3 us)
   // while the tiled int-dot GEMM needs M > 64; narrow layers (fewer than 64 column blocks of 128)
-  // fill few multiprocessors, so 4x the threshold there (14336x4096: GEMV to M = 8, the
-  // cooperative matrix from 16), and below 16 blocks the ordinary threshold (not measured: such
-  // small layers are launch-bound either way). bench/crossover.sh measures it (bench/RESULTS.md).
+  // keep the GEMV up to kCoopMatInt8NarrowGemvMaxM rows (was 4x the threshold, 12: the 32x32
+  // blocks they take now lost to the GEMV at M = 13-16), and below 16 blocks the ordinary
+  // threshold (not measured: such small layers are launch-bound either way). bench/crossover.sh measures it (bench/RESULTS.md).
   // Grouped int4 weights on the int8 path (groups the cooperative matrix takes) and float
   // activations with --allow-fp16 (the fp16 cooperative matrix): on the H100 (4096x14336, 112
   // column blocks; bench/RESULTS.md, ONNX session) the GEMV's time grows about linearly with M
@@ -383,10 +405,11 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   if (!o.gemv_max_m && p.coopmat_gemv_max_m && !o.no_coopmat && !s.conv && !o.force_accum) {
     LinearChoice probe = c;
     const bool plan = PlanCoopMat(s, p, o, probe).empty();
-    const uint64_t blocks = plan ? (uint64_t(s.n) + probe.CmBlockN() - 1) / probe.CmBlockN() : 0;
+    const uint64_t blocks = (uint64_t(s.n) + 127) / 128;  // column blocks of 128
     if (plan && probe.cm_int8 && s.Quantized() && !s.Grouped() && blocks >= 16) {
-      gemv_max = std::min(gemv_max, blocks >= 64 ? p.coopmat_gemv_max_m : 4 * p.coopmat_gemv_max_m);
-      cm_rule = " (the int8 cooperative-matrix threshold" + std::string(blocks >= 64 ? "" : ", x4 for a narrow layer") + ")";
+      gemv_max = std::min(gemv_max, blocks >= 64 ? p.coopmat_gemv_max_m : kCoopMatInt8NarrowGemvMaxM);
+      cm_rule = " (the int8 cooperative-matrix threshold" +
+                std::string(blocks >= 64 ? "" : ", " + std::to_string(kCoopMatInt8NarrowGemvMaxM) + " for a narrow layer") + ")";
     } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && (uint64_t(s.n) + 127) / 128 >= 16) {
       // Every layer of at least 16 column blocks of 128, since small grids split K (PlanCoopMat;
       // H100 q4gsw g32, bench/RESULTS.md 2026-11-26 session 4): at M = 16 the cooperative matrix

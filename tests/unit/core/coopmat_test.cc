@@ -157,8 +157,17 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
       {ir::Scheme::Q4GSW, 128, 14336, 4096, 64, 64},   // 32
       {ir::Scheme::Q4GSW, 512, 14336, 4096, 256, 64},  // 128
       {ir::Scheme::Q8GSW, 128, 2048, 512, 64, 64},
-      {ir::Scheme::Q8CSW, 128, 2048, 512, 128, 128},   // int8 weights: not measured, unchanged
-      {ir::Scheme::Q8CSW, 512, 2048, 8192, 128, 128},  // int8 weights keep 128x128 at M = 512
+      // int8 weights (q8csw): up to 32 rows 32x32 blocks where the default gives fewer than 128,
+      // then 64x64 and 32x32 while fewer than 96.
+      {ir::Scheme::Q8CSW, 512, 2048, 8192, 128, 128},  // 256 blocks: 128x128 kept
+      {ir::Scheme::Q8CSW, 128, 2048, 512, 32, 32},     // 4 of 128x128, 16 of 64x64
+      {ir::Scheme::Q8CSW, 16, 4096, 14336, 32, 32},    // 112 blocks of 32x128
+      {ir::Scheme::Q8CSW, 16, 8192, 28672, 32, 128},   // 224: the default kept
+      {ir::Scheme::Q8CSW, 32, 14336, 4096, 32, 32},
+      {ir::Scheme::Q8CSW, 64, 4096, 14336, 64, 128},   // 112 blocks of 64x128 (the default at 64 rows)
+      {ir::Scheme::Q8CSW, 64, 14336, 4096, 32, 32},    // 32 of 64x128, 64 of 64x64
+      {ir::Scheme::Q8CSW, 128, 14336, 4096, 64, 64},   // 128 of 64x64
+      {ir::Scheme::Q8CSW, 128, 8192, 2048, 32, 32},
       // Up to 32 rows, layers of at least 256 columns blocks of 32 take 32x32 blocks.
       {ir::Scheme::Q4GSW, 16, 4096, 14336, 32, 32},
       {ir::Scheme::Q4GSW, 32, 2048, 8192, 32, 32},
@@ -261,7 +270,7 @@ TEST(CoopMatSelect, SplitKForSmallGrids) {
 }
 
 // nvidia-hopper's coopmat_gemv_max_m (3, measured with bench/crossover.sh): the int8 cooperative
-// matrix takes over from the GEMV at M = 4 for wide layers, at M = 13 for layers of 16 to 63
+// matrix takes over from the GEMV at M = 4 for wide layers, at M = 17 for layers of 16 to 63
 // column blocks; small layers, int4 weights and --no-coopmat keep the ordinary threshold (64).
 TEST(CoopMatSelect, GemvThresholdAgainstTheCooperativeMatrix) {
   const TargetProfile p = Load("nvidia-hopper");
@@ -275,8 +284,10 @@ TEST(CoopMatSelect, GemvThresholdAgainstTheCooperativeMatrix) {
   const Case cases[] = {
       {ir::Scheme::Q8CSW, 3, 4096, 14336, false, "linear_q8ta_q8csw_dot_gemv"},
       {ir::Scheme::Q8CSW, 4, 4096, 14336, false, "linear_q8ta_q8csw_cm_gemm"},
-      {ir::Scheme::Q8CSW, 12, 14336, 4096, false, "linear_q8ta_q8csw_dot_gemv"},   // 32 blocks: x4
-      {ir::Scheme::Q8CSW, 13, 14336, 4096, false, "linear_q8ta_q8csw_cm_gemm"},
+      {ir::Scheme::Q8CSW, 16, 14336, 4096, false, "linear_q8ta_q8csw_dot_gemv"},   // 32 blocks: 16
+      {ir::Scheme::Q8CSW, 17, 14336, 4096, false, "linear_q8ta_q8csw_cm_gemm"},
+      {ir::Scheme::Q8CSW, 16, 8192, 2048, false, "linear_q8ta_q8csw_dot_gemv"},    // 16 blocks
+      {ir::Scheme::Q8CSW, 17, 8192, 2048, false, "linear_q8ta_q8csw_cm_gemm"},
       {ir::Scheme::Q8CSW, 64, 256, 1024, false, "linear_q8ta_q8csw_dot_gemv"},     // 8 blocks: 64
       {ir::Scheme::Q8CSW, 65, 256, 1024, false, "linear_q8ta_q8csw_cm_gemm"},
       {ir::Scheme::Q8CSW, 8, 4096, 14336, true, "linear_q8ta_q8csw_dot_gemv"},     // --no-coopmat
