@@ -423,6 +423,14 @@ TEST(CoopMat, LongKSplitKAboveSixtyFourRows) {
   }
 }
 
+// Up to 16 rows of wide layers of K >= 4096 (select.cc): 16x64 blocks, at least 96 of them, K in
+// slices of about 2048 values (3 here), ragged K (129 / 33 groups) and N.
+TEST(CoopMat, WideSmallBatchesSplitK) {
+  SKIP_WITHOUT_COOPMAT();
+  Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, 32}, 9, 4128, 8200, 4400, true);
+  Check({ir::Scheme::Q8GSW, ir::Scheme::DQ8CA, false, true, 128}, 16, 4224, 8256, 4401, true);
+}
+
 // int8 weights on the int8 path (select.cc): the sweeps' small grids take 32x32 blocks; these
 // shapes keep the 2x4 subgroups of 4x2 tiles (65 rows, 97 column blocks of 128) and take 64x64
 // blocks (40 rows: 49 blocks of 64x128, 97 of 64x64).

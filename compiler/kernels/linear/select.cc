@@ -20,6 +20,12 @@ constexpr int64_t kSplitKMaxM = 64;
 constexpr uint64_t kF16SplitKInvocations = 65536;  // fp16 operands: slices until this many invocations
 // 32x32 cooperative-matrix blocks for wide grouped layers up to this many rows (PlanCoopMat).
 constexpr int64_t kSmallBlocksMaxM = 32;
+// 16x64 blocks of at least kMinCmBlocks (wide layers, up to 16 rows): K slices of about this many
+// values. H100 dq8ca x q4gsw, M = 9 / 16, us (bench/RESULTS.md 2026-11-27 session 5): 4096x14336 g32
+// (224 blocks) 32x32 blocks 47.3 / 54.0, 16x64 with 2 slices 43.1 / 45.3 (4: 48.4 / 51.1), g128
+// 40.7 / 43.4 -> 40.1 / 43.1; 8192x28672 g32 (448 blocks) one slice 144.2 / 145.6, 2: 150.5 /
+// 153.2, 4: 132.6 / 136.8.
+constexpr int64_t kRowTileSliceK = 2048;
 constexpr uint64_t kInt8SmallBatchBlocks = 128;  // q8csw on the int8 path: 32x32 blocks below this many
 
 uint32_t FloorPow2(uint32_t v) {
@@ -151,9 +157,10 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // M = 9 / 16, us (bench/RESULTS.md 2026-11-27 session 3), 64x64 blocks -> 16x64: 14336x4096
   // (64 blocks, 4 slices) 68.2 / 69.9 -> 57.7 / 59.3, 8192x2048 (32 blocks, 8 slices) 27.8 /
   // 27.8 -> 22.1 / 22.7, 4096x4096 27.4 / 27.7 -> 21.7 / 22.1, 2048x2048 16.6 / 16.6 -> 14.4 /
-  // 14.6; the 1b example's 16-token step 1891.5 -> 1842.3. Wide layers of K < 8192 keep 32x32
-  // blocks (4096x14336 M = 16: 48.5 against 52.8 with 16x64). These blocks take 16 words (64 K
-  // values) per step, and so do wide layers of K >= 8192 up to 16 rows: M = 16, 32 words -> 16:
+  // 14.6; the 1b example's 16-token step 1891.5 -> 1842.3. Wide layers of K < 4096 keep 32x32
+  // blocks; those of K >= 4096 take 16x64 blocks with K slices of kRowTileSliceK (4096x14336 at
+  // M = 16: 32x32 54.0 us, 16x64 unsplit 52.8 in session 3, with 2 slices 45.3; session 5). These
+  // blocks take 16 words (64 K values) per step, and so do wide layers of K >= 8192 up to 16 rows: M = 16, 32 words -> 16:
   // 8192x28672 (448 blocks, no K slices; 32x32 blocks of 32 words: 208.2) 236.3 -> 144.9, M = 9
   // 144.8 (200.0); 14336x4096 60.7 -> 55.6; the split layers within 0.5 us (8192x2048 22.0 /
   // 22.5, 2048x2048 14.8 / 14.8, 4096x4096 21.8 / 22.1).
@@ -165,7 +172,7 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   const bool short_rows = no_tile && s.m <= int64_t(c.cm_m);
   bool row_tile = false;  // 16x64 blocks (below: all kMaxKSplit K slices where the blocks are few)
   const bool wide_small = grouped8 && no_tile && s.m <= kSmallBlocksMaxM &&
-                          blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks && !(short_rows && s.k >= 8192);
+                          blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks && !(short_rows && s.k >= 4096);
   if (wide_small || (!int8 && short_rows)) {
     c.cm_wm = c.cm_wn = 2;
     c.cm_tm = c.cm_tn = 1;
@@ -295,8 +302,9 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     // 14336x4096's 64x64 blocks at M = 16-64, 2026-11-26 session 4).
     uint32_t want = o.cm_ksplit ? o.cm_ksplit
                     : !int8 ? uint32_t(std::min<uint64_t>(kMaxKSplit, kF16SplitKInvocations / (blocks * c.Invocations())))
+                    : row_tile ? (blocks < kMinCmBlocks ? kMaxKSplit
+                                                        : uint32_t(std::min<int64_t>(kMaxKSplit, (s.k + kRowTileSliceK - 1) / kRowTileSliceK)))
                     : blocks >= (s.m > kSplitKMaxM ? kSplitKBlocks : kMinCmBlocks) ? 1
-                    : row_tile ? kMaxKSplit
                                : uint32_t(std::min<uint64_t>(kMaxKSplit, (kSplitKBlocks + blocks - 1) / blocks));
     want = std::min(want, units);
     if (want > 1) {

@@ -169,7 +169,9 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
       {ir::Scheme::Q8CSW, 128, 14336, 4096, 64, 64},   // 128 of 64x64
       {ir::Scheme::Q8CSW, 128, 8192, 2048, 32, 32},
       // Up to 32 rows, layers of at least 256 columns blocks of 32 take 32x32 blocks.
-      {ir::Scheme::Q4GSW, 16, 4096, 14336, 32, 32},
+      {ir::Scheme::Q4GSW, 16, 4096, 14336, 16, 64},    // K >= 4096 up to 16 rows: 16x64 (K slices)
+      {ir::Scheme::Q4GSW, 17, 4096, 14336, 32, 32},
+      {ir::Scheme::Q4GSW, 16, 2048, 8192, 32, 32},     // K < 4096
       {ir::Scheme::Q4GSW, 32, 2048, 8192, 32, 32},
       {ir::Scheme::Q4GSW, 33, 2048, 8192, 64, 64},     // 33 to 64 rows: 64x64 blocks
       {ir::Scheme::Q4GSW, 64, 4096, 14336, 64, 64},
@@ -203,8 +205,9 @@ TEST(CoopMatSelect, SmallGridsTakeSmallBlocksForGroupedWeights) {
 }
 
 // Grouped weights on the int8 path whose blocks (16x64 up to 16 rows, else 64x64) still give fewer
-// than 96 workgroups split K into slices of whole steps and groups: 16x64 blocks into 8 slices,
-// larger ones up to 256 workgroups and 8 slices; above 64 rows only layers of K >= 8192 on 64x64
+// than 96 workgroups split K into slices of whole steps and groups: 16x64 blocks into 8 slices
+// (where they are at least 96, wide layers of K >= 4096, slices of about 2048 K values), larger
+// ones up to 256 workgroups and 8 slices; above 64 rows only layers of K >= 8192 on 64x64
 // blocks, up to 256 workgroups; --coopmat-split 1 keeps one slice, N forces N (refused for int8
 // weights).
 TEST(CoopMatSelect, SplitKForSmallGrids) {
@@ -224,7 +227,9 @@ TEST(CoopMatSelect, SplitKForSmallGrids) {
       {32, 1024, 8192, 2048, 0, 1, 0},
       {32, 128, 4096, 4096, 0, 1, 0},      // K 4096 above 64 rows: one slice
       {32, 512, 8192, 2048, 0, 1, 0},      // 256
-      {32, 16, 4096, 14336, 0, 1, 0},      // 112 blocks of 64x128
+      {32, 16, 4096, 14336, 0, 2, 2048},   // 224 blocks of 16x64: slices of 2048
+      {32, 16, 8192, 28672, 0, 4, 2048},   // 448
+      {32, 17, 4096, 14336, 0, 1, 0},      // 448 of 32x32
       {32, 16, 4096, 4096, 0, 8, 512},
       {128, 9, 14336, 4096, 0, 8, 1792},   // groups of 128 too
       {128, 16, 2048, 512, 0, 8, 256},     // 8 blocks: at most 8 slices
@@ -317,15 +322,16 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
   };
   const Case cases[] = {
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 9, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 9, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
       // Groups of 32 too since the per-group fold got cheap (H100: 74.7 us against the GEMV's 131.5).
       // Wide layers of K <= 4096: the cooperative matrix from M = 8 (4096x14336: 48.4 us against 52.8).
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 7, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 2048, 8192, false, "linear_dq8ca_q4gsw_cm_gemm"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 8192, 28672, false, "linear_dq8ca_q4gsw_dot_gemv"},  // K 8192
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 4096, false, "linear_dq8ca_q4gsw_dot_gemv"},   // 128 blocks of 32
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 17, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm"},
       // Narrower layers too since small grids split K (H100 14336x4096 g32 M = 16: 71.3 us against
       // the GEMV's 93.6); below 16 column blocks of 128 the ordinary threshold (64).
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 16, 4096, 2048, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
