@@ -427,13 +427,17 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       // Wide layers of short K, which take 32x32 blocks at small M (PlanCoopMat): the cooperative
       // matrix from M = 8 (4096x14336 48.4 us against the GEMV's 52.8, 2048x8192 23.5 against 28.0;
       // with K = 8192 / 14336 the GEMV keeps M = 8: 8192x28672 153.0 against 197.1; at M = 4 the
-      // GEMV everywhere: 29.7 against 48.1). Measured with groups of 32 only.
+      // GEMV everywhere: 29.7 against 48.1), measured with groups of 32.
       // (Narrow layers of long K stay on the GEMV at M = 8: 8192x2048 alone ran 22.0 us on 16x64
       // blocks against the GEMV's 23.5, but the 1b example's 8-token step with its down_proj on
       // them took 1666 us against 1605; 2026-11-27 session 3.)
-      const bool short_k = s.k <= 4096 && s.group_size == 32 && (uint64_t(s.n) + 31) / 32 >= kSplitKBlocks;
+      // Int4 weights in any group size since (H100, M = 8, GEMV -> cooperative matrix, us;
+      // bench/RESULTS.md 2026-11-27 session 5): 4096x14336 g128 46.7 -> 38.4, g64 47.9 -> 41.3,
+      // q4gaw g128 47.4 -> 42.1, 2048x8192 g128 28.5 -> 22.0, 2048x16384 g128 37.0 -> 25.1; q8gsw
+      // g128 lost (4096x14336 55.1 -> 57.6): int8 weights only in groups of 32, as before.
+      const bool short_k = s.k <= 4096 && (s.Int4() || s.group_size == 32) && (uint64_t(s.n) + 31) / 32 >= kSplitKBlocks;
       gemv_max = std::min(gemv_max, short_k ? kCoopMatGroupedGemvMaxM - 1 : kCoopMatGroupedGemvMaxM);
-      cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096 in groups of 32)" : ")");
+      cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096)" : ")");
     } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 &&
                ((uint64_t(s.n) + 127) / 128 >= 32 || probe.cm_ksplit > 1)) {
       // Wide layers counted in columns of 128, as measured (not in the 32x32 blocks that batches

@@ -321,7 +321,11 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
     const char* want;
   };
   const Case cases[] = {
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 7, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},  // wide, K <= 4096
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 8, 8192, 28672, false, "linear_dq8ca_q4gsw_dot_gemv"},  // K 8192
+      {ir::Scheme::DQ8CA, ir::Scheme::Q8GSW, 128, 8, 4096, 14336, false, "linear_dq8ca_q8gsw_dot_gemv"},  // int8 weights: g32 only
+      {ir::Scheme::DQ8CA, ir::Scheme::Q8GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q8gsw_cm_gemm_splitk"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 9, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
       // Groups of 32 too since the per-group fold got cheap (H100: 74.7 us against the GEMV's 131.5).
       // Wide layers of K <= 4096: the cooperative matrix from M = 8 (4096x14336: 48.4 us against 52.8).
