@@ -160,7 +160,8 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   // 14.6; the 1b example's 16-token step 1891.5 -> 1842.3. Wide layers of K < 4096 keep 32x32
   // blocks; those of K >= 4096 take 16x64 blocks with K slices of kRowTileSliceK (4096x14336 at
   // M = 16: 32x32 54.0 us, 16x64 unsplit 52.8 in session 3, with 2 slices 45.3; session 5). These
-  // blocks take 16 words (64 K values) per step, and so do wide layers of K >= 8192 up to 16 rows: M = 16, 32 words -> 16:
+  // blocks take 16 words (64 K values) per step, and so do wide layers of K >= 8192 up to 16 rows:
+  // M = 16, 32 words -> 16:
   // 8192x28672 (448 blocks, no K slices; 32x32 blocks of 32 words: 208.2) 236.3 -> 144.9, M = 9
   // 144.8 (200.0); 14336x4096 60.7 -> 55.6; the split layers within 0.5 us (8192x2048 22.0 /
   // 22.5, 2048x2048 14.8 / 14.8, 4096x4096 21.8 / 22.1).
@@ -173,18 +174,19 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
   bool row_tile = false;  // 16x64 blocks (below: all kMaxKSplit K slices where the blocks are few)
   const bool wide_small = grouped8 && no_tile && s.m <= kSmallBlocksMaxM &&
                           blocks_of(s.m, 2 * c.cm_n) >= kSplitKBlocks && !(short_rows && s.k >= 4096);
+  const auto one_tile_each = [&](uint32_t wm, uint32_t wn) {  // WM x WN subgroups of one tile
+    c.cm_wm = wm;
+    c.cm_wn = wn;
+    c.cm_tm = c.cm_tn = 1;
+  };
   if (wide_small || (!int8 && short_rows)) {
-    c.cm_wm = c.cm_wn = 2;
-    c.cm_tm = c.cm_tn = 1;
+    one_tile_each(2, 2);
   } else if (grouped8 && short_rows) {
-    c.cm_wm = 1;
-    c.cm_wn = 4;
-    c.cm_tm = c.cm_tn = 1;
+    one_tile_each(1, 4);
     if (!o.cm_bkw) c.cm_bkw = 16;
     row_tile = true;
   } else if (grouped8 && no_tile && s.m > kSmallBlocksMaxM && s.m <= kSplitKMaxM) {
-    c.cm_wm = c.cm_wn = 4;
-    c.cm_tm = c.cm_tn = 1;
+    one_tile_each(4, 4);
   } else if (int8 && !grouped8 && no_tile) {
     // int8 weights on the int8 path (q8csw; 2x4 subgroups of 4x2 tiles by default): batches of up
     // to 32 rows take 32x32 blocks where the default leaves fewer than kInt8SmallBatchBlocks
@@ -197,14 +199,10 @@ std::string PlanCoopMat(const LinearShape& s, const TargetProfile& p, const Sele
     // 4096x14336 (112 blocks) at M = 8 / 16 / 32 43.8 / 44.7 / 45.6 -> 40.5 / 40.9 / 42.0, from 64
     // rows the default kept (M = 64 / 128: 49.3 / 58.1; 32x32: 62.9 / 93.5; 64x64: 46.4 / 79.0);
     // 8192x28672 (224 blocks) lost with 32x32 at M = 8-32 (110.3-112.3 -> 125.2-129.3): default.
-    const auto set_square = [&](uint32_t w) {
-      c.cm_wm = c.cm_wn = w;
-      c.cm_tm = c.cm_tn = 1;
-    };
-    if (s.m <= kSmallBlocksMaxM) {
-      if (blocks_of(c.CmBlockM(), c.CmBlockN()) < kInt8SmallBatchBlocks) set_square(2);
-    } else if (blocks_of(c.CmBlockM(), c.CmBlockN()) < kMinCmBlocks) {
-      set_square(blocks_of(64, 64) >= kMinCmBlocks ? 4 : 2);
+    const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
+    if (s.m <= kSmallBlocksMaxM ? blocks < kInt8SmallBatchBlocks : blocks < kMinCmBlocks) {
+      const uint32_t w = s.m > kSmallBlocksMaxM && blocks_of(64, 64) >= kMinCmBlocks ? 4 : 2;
+      one_tile_each(w, w);
     }
   } else if (grouped8 && !o.cm_tm && !o.cm_tn) {
     const uint64_t blocks = blocks_of(c.CmBlockM(), c.CmBlockN());
@@ -399,7 +397,8 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   // while the tiled int-dot GEMM needs M > 64; narrow layers (fewer than 64 column blocks of 128)
   // keep the GEMV up to kCoopMatInt8NarrowGemvMaxM rows (was 4x the threshold, 12: the 32x32
   // blocks they take now lost to the GEMV at M = 13-16), and below 16 blocks the ordinary
-  // threshold (not measured: such small layers are launch-bound either way). bench/crossover.sh measures it (bench/RESULTS.md).
+  // threshold (not measured: such small layers are launch-bound either way). bench/crossover.sh
+  // measures it (bench/RESULTS.md).
   // Grouped int4 weights on the int8 path (groups the cooperative matrix takes) and float
   // activations with --allow-fp16 (the fp16 cooperative matrix): on the H100 (4096x14336, 112
   // column blocks; bench/RESULTS.md, ONNX session) the GEMV's time grows about linearly with M
@@ -418,7 +417,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       gemv_max = std::min(gemv_max, blocks >= 64 ? p.coopmat_gemv_max_m : kCoopMatInt8NarrowGemvMaxM);
       cm_rule = " (the int8 cooperative-matrix threshold" +
                 std::string(blocks >= 64 ? "" : ", " + std::to_string(kCoopMatInt8NarrowGemvMaxM) + " for a narrow layer") + ")";
-    } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && (uint64_t(s.n) + 127) / 128 >= 16) {
+    } else if (plan && probe.cm_int8 && s.Quantized() && s.Grouped() && blocks >= 16) {
       // Every layer of at least 16 column blocks of 128, since small grids split K (PlanCoopMat;
       // H100 q4gsw g32, bench/RESULTS.md 2026-11-26 session 4): at M = 16 the cooperative matrix
       // 14336x4096 71.3 us (GEMV 93.6), 4096x4096 28.5 (38.3), 8192x2048 28.7 (30.7), 2048x8192
@@ -431,7 +430,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       // (Narrow layers of long K stay on the GEMV at M = 8: 8192x2048 alone ran 22.0 us on 16x64
       // blocks against the GEMV's 23.5, but the 1b example's 8-token step with its down_proj on
       // them took 1666 us against 1605; 2026-11-27 session 3.)
-      // Int4 weights in any group size since (H100, M = 8, GEMV -> cooperative matrix, us;
+      // Int4 weights of any group size too (H100, M = 8, GEMV -> cooperative matrix, us;
       // bench/RESULTS.md 2026-11-27 session 5): 4096x14336 g128 46.7 -> 38.4, g64 47.9 -> 41.3,
       // q4gaw g128 47.4 -> 42.1, 2048x8192 g128 28.5 -> 22.0, 2048x16384 g128 37.0 -> 25.1; q8gsw
       // g128 lost (4096x14336 55.1 -> 57.6): int8 weights only in groups of 32, as before.
@@ -439,7 +438,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       gemv_max = std::min(gemv_max, short_k ? kCoopMatGroupedGemvMaxM - 1 : kCoopMatGroupedGemvMaxM);
       cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096)" : ")");
     } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 &&
-               ((uint64_t(s.n) + 127) / 128 >= 32 || probe.cm_ksplit > 1)) {
+               (blocks >= 32 || probe.cm_ksplit > 1)) {
       // Wide layers counted in columns of 128, as measured (not in the 32x32 blocks that batches
       // of up to 16 rows take now, PlanCoopMat: that would extend the threshold to narrow layers),
       // and the layers whose batches of up to 64 rows split K (long K; PlanCoopMat): at M = 8 /
