@@ -4,6 +4,8 @@
 // must not fuse; and timed runs of bundles whose fused layers have no commands.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -592,6 +594,58 @@ TEST(RowFusion, RopeAndAppendWithAttention) {
         at += int32_t(tokens);
       }
       gpu_test::ExpectNoValidationMessages("rope + append");
+    }
+}
+
+
+// One row on the int-dot path of a GPU profile (the device under test's profile without the
+// cpu_device quirk, so lavapipe runs the GPU shapes too): GEMVs of 2 channels with threads and units
+// by K, and 256 threads x 4 channels where each workgroup quantizes a row of K >= 8192 itself
+// (linear::ForRowPrologue). Each layer reads a float row: quantized in its prologue, or (a limit
+// of 1 byte) by a quantize dispatch. N ragged (13, 37) and aligned; against the reference.
+TEST(RowFusion, OneRowGemvShapesOnGpuProfiles) {
+  auto profile = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(profile.ok());
+  auto& q = profile->quirks;
+  q.erase(std::remove(q.begin(), q.end(), "cpu_device"), q.end());
+  struct Case {
+    int64_t k, n;
+    ir::Scheme w;
+  };
+  for (const Case& cc : {Case{2048, 2048, ir::Scheme::Q4GSW}, Case{8192, 40, ir::Scheme::Q4GSW},
+                         Case{8192, 13, ir::Scheme::Q4GAW}, Case{2048, 37, ir::Scheme::Q8CSW}})
+    for (bool prologue : {true, false}) {
+      ir::Graph g;
+      const int a = Add(g, "a", {ir::kSymbolicDim, cc.k});
+      g.inputs = {a};
+      g.outputs = {AddLinear(g, "l", a, cc.k, cc.n, cc.w, uint32_t(cc.n))};
+      const std::string what = "K " + std::to_string(cc.k) + " N " + std::to_string(cc.n) +
+                               (prologue ? " prologue" : " quantize dispatch");
+      CompileOptions o;
+      o.tokens = {1};
+      o.select.force_accum = linear::Accum::IntDot;
+      o.select.prologue_max_bytes = prologue ? 64ull << 20 : 1;
+      const linear::LinearShape s = [&] {
+        linear::LinearShape sh;
+        sh.m = 1, sh.k = cc.k, sh.n = cc.n, sh.act = ir::Scheme::DQ8CA, sh.weights = cc.w;
+        sh.group_size = cc.w == ir::Scheme::Q8CSW ? 0 : 32;
+        return sh;
+      }();
+      auto sel = linear::SelectLinear(s, *profile, o.select);
+      ASSERT_TRUE(sel.ok());
+      const linear::LinearChoice c = prologue ? linear::ForRowPrologue(s, *profile, *sel) : *sel;
+      EXPECT_EQ(c.nr, prologue && cc.k >= 8192 ? 4u : 2u) << what;
+      EXPECT_EQ(c.threads, std::min(prologue && cc.k >= 8192 ? 256u : cc.k >= 8192 || cc.w == ir::Scheme::Q8CSW ? 128u : 64u,
+                                    profile->max_compute_work_group_invocations)) << what;
+      auto bundle = CompileGraph(g, *profile, o, 0);
+      ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+      std::map<std::string, std::vector<float>> in;
+      Ran r;
+      ASSERT_TRUE(RunBundle(g, *bundle, 1, &r, &in)) << what;
+      const std::string& v = r.variants.back();
+      EXPECT_EQ(v.find("_rowq") != std::string::npos, prologue) << what << ": " << v;
+      Check(g, r, in, 1, 2e-3, what);
+      gpu_test::ExpectNoValidationMessages(what);
     }
 }
 

@@ -62,6 +62,11 @@ struct SelectOptions {
   uint64_t prologue_max_bytes = 0;
 };
 constexpr uint32_t kDefaultGemvMaxM = 8;
+// One row on the int-dot path of a GPU (select.cc): channels per workgroup; and where each
+// workgroup quantizes a row of at least kRowPrologueLongK values itself, its threads.
+constexpr uint32_t kOneRowChannels = 2;
+constexpr int64_t kRowPrologueLongK = 8192;
+constexpr uint32_t kRowPrologueThreads = 256;
 // GEMV thresholds where a cooperative-matrix GEMM replaces the GEMV on a target that has one
 // (select.cc; measured on the H100): grouped int4/int8 weights on the int8 path, and float
 // activations on the fp16 cooperative matrix (--allow-fp16) with int4 / int8 weights.
@@ -152,6 +157,10 @@ struct LinearChoice {
 
 Result<LinearChoice> SelectLinear(const LinearShape& shape, const TargetProfile& profile,
                                   const SelectOptions& options);
+// The choice of a GEMV that quantizes (or computes) its input row in every workgroup's prologue
+// (xq_prologue): one row on the int-dot path of a GPU with K >= kRowPrologueLongK takes
+// kRowPrologueThreads threads x 4 channels; any other choice is returned as it is.
+LinearChoice ForRowPrologue(const LinearShape& shape, const TargetProfile& profile, LinearChoice choice);
 
 // ---- packing ------------------------------------------------------------------------------
 // A layer's constants form one region of the weight segment, bound as one storage buffer and

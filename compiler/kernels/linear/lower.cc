@@ -80,8 +80,9 @@ bool ConsumersQuantizePerToken(const kernels::LowerContext& ctx, int tensor) {
 }
 
 namespace {
-bool PrologueFits(const kernels::LowerContext& ctx, const LinearShape& shape, const LinearChoice& choice,
+bool PrologueFits(const kernels::LowerContext& ctx, const LinearShape& shape, const LinearChoice& selected,
                   uint32_t rows, uint32_t buffers, uint64_t default_limit = kPrologueBytes) {
+  const LinearChoice choice = ForRowPrologue(shape, ctx.profile(), selected);
   const uint64_t limit = ctx.options().select.prologue_max_bytes ? ctx.options().select.prologue_max_bytes
                                                                   : default_limit;
   return !shape.x_int8 && shape.act == ir::Scheme::DQ8CA && choice.algo == Algo::Gemv &&
@@ -161,6 +162,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   // An rms_norm left to its readers' prologues (norm family): the prologue computes it too.
   kernels::LowerContext::RowPrologue* rp = ctx.RowPrologueOf(op.inputs[0]);
   std::vector<Bind> prologue_binds;
+  const bool plain_prologue = !rp && int_path && PrologueFits(ctx, shape, choice, 1, 3) &&
+                              !ctx.HasQuantized(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point);
+  if (rp || plain_prologue) choice = ForRowPrologue(shape, ctx.profile(), choice);  // as PrologueFits judged it
   if (rp && rp->silu) {
     choice.xq_prologue = choice.xq_silu = true;
     x = rp->x;
@@ -184,8 +188,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     quant_note = "; computes its input row in each workgroup's prologue: " +
                  std::string(choice.xq_add ? "the residual add" + std::string(choice.xq_add == 2 ? " (written by this layer)" : "") + ", " : "") +
                  "the rms_norm '" + ctx.op(rp->norm_op).name + "' and the per-token quantization (no row dispatch)";
-  } else if (int_path && PrologueFits(ctx, shape, choice, 1, 3) &&
-             !ctx.HasQuantized(op.inputs[0], shape.act, lc.act_scale, lc.act_zero_point)) {
+  } else if (plain_prologue) {
     choice.xq_prologue = true;
     quant_note = "; quantizes its input row per token in each workgroup's prologue (no quantize dispatch)";
   } else if (int_path && !shape.x_int8) {

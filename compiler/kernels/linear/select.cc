@@ -369,7 +369,37 @@ Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOpt
   return {};
 }
 
+// The GEMV's threads where no profile value is given: up to 128, halved while half of them would
+// still have a 16-byte unit each (down to 32).
+uint32_t RuleGemvThreads(uint32_t k16, uint32_t max_threads) {
+  uint32_t t = std::min(128u, max_threads);
+  while (t > 32 && t / 2 >= k16) t /= 2;
+  return t;
+}
+
+bool OneRowIntDotOnGpu(const LinearShape& s, const TargetProfile& p, const LinearChoice& c) {
+  return c.algo == Algo::Gemv && c.mb == 1 && s.m == 1 && c.accum == Accum::IntDot && !s.out_q8 &&
+         !HasQuirk(p, "cpu_device");
+}
+
 }  // namespace
+
+LinearChoice ForRowPrologue(const LinearShape& s, const TargetProfile& p, LinearChoice c) {
+  // Every workgroup quantizes the row before its weights arrive, so on long rows fewer workgroups
+  // with more threads each: H100, the 1b example's down_proj (K 8192, N 2048) per layer summed
+  // over the decode step (bench/RESULTS.md 2026-11-27 session 6): 256 threads x 4 channels 160.3 us,
+  // 128 x 4 177.3, 128 x 2 190.8. At K = 2048 (o_proj) the one-row rule's 2 channels stay (112.2
+  // against 116.7 with 4).
+  if (!OneRowIntDotOnGpu(s, p, c) || s.k < kRowPrologueLongK) return c;
+  const uint32_t max_threads = FloorPow2(std::min(p.max_compute_work_group_invocations, p.max_compute_work_group_size[0]));
+  c.threads = std::min(kRowPrologueThreads, max_threads);
+  c.nr = std::max(c.nr, std::min<uint32_t>(4, uint32_t(s.n)));
+  c.unroll = 1;
+  if (c.subgroup_size && c.threads % c.subgroup_size) c.subgroup_size = 0;
+  c.reason += "; the row quantized in every workgroup: " + std::to_string(c.threads) + " threads x " +
+              std::to_string(c.nr) + " channels, 1 unit in flight";
+  return c;
+}
 
 Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                                   const SelectOptions& o) {
@@ -516,12 +546,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   } else {
     const uint32_t k16 = (s.Int4() ? PackedK8(s.k) : PackedK4(s.k)) / 4;  // uvec4 units
     const uint32_t max_threads = FloorPow2(std::min(inv, p.max_compute_work_group_size[0]));
-    if (p.gemv_threads) {
-      c.threads = std::min(p.gemv_threads, max_threads);
-    } else {
-      c.threads = std::min(128u, max_threads);
-      while (c.threads > 32 && c.threads / 2 >= k16) c.threads /= 2;
-    }
+    c.threads = p.gemv_threads ? std::min(p.gemv_threads, max_threads) : RuleGemvThreads(k16, max_threads);
     c.nr = s.n >= 16 || s.out_q8 ? 4 : (s.n >= 2 ? 2 : 1);  // int8 outputs: whole words
     if (p.gemv_channels) c.nr = std::max(p.gemv_channels, s.out_q8 ? 4u : 1u);
     c.unroll = p.gemv_unroll ? p.gemv_unroll : (k16 >= 2 * c.threads ? 2u : 1u);
@@ -553,6 +578,17 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       while (c.threads > 32 && k16 / (c.threads / 2) <= 4) c.threads /= 2;
       if (c.accum == Accum::IntDot && !s.out_q8 && c.nr > 2) c.nr = 2;
       why << "; " << c.mb << " rows per workgroup: " << c.threads << " threads x " << c.nr << " channels";
+    } else if (OneRowIntDotOnGpu(s, p, c)) {
+      // One row on the int-dot path (a decode step): 2 channels per workgroup, threads and units
+      // by K, over the profile's tuned values. `vkqc tune` times single layers whose weights stay
+      // in the L2 cache between runs; inside a model they do not. H100, the 1b example's decode
+      // step at context 128, whole program (bench/RESULTS.md 2026-11-27 session 6): the tuned
+      // 128 threads x 4 channels 1000.4 us, this rule 974.9 (q/k/v and gate/up 8-30% faster per
+      // layer), 128 x 2 978.3; 1 channel, 8 channels, 256 threads or 2 units at K = 2048 lost.
+      c.threads = RuleGemvThreads(k16, max_threads);
+      c.nr = s.n >= 2 ? kOneRowChannels : 1u;
+      c.unroll = k16 >= 2 * c.threads ? 2u : 1u;
+      why << "; one row on a GPU instead: " << c.threads << " threads x " << c.nr << " channels, " << c.unroll << " unit(s) in flight";
     }
     const uint32_t sg = p.tuned_subgroup_size;
     if (p.subgroup_arithmetic_compute && p.subgroup_size_control &&

@@ -130,6 +130,59 @@ TEST(Select, TallTilesOnlyWithEnoughWorkgroups) {
   EXPECT_EQ(rows(512, 4096, 14336, q8, fl), 4u);      // int8 dequant: not measured, 4
 }
 
+// One row on the int-dot path of a GPU: 2 channels per workgroup, threads and units by K over the
+// profile's tuned GEMV values; a GEMV quantizing a row of K >= 8192 in its prologue: 256 threads x
+// 4 channels x 1 unit. Not on CPU devices, not for int8 outputs, not at M > 1, not on the dequant path.
+TEST(Select, OneRowIntDotGemv) {
+  struct Want {
+    uint32_t threads, nr, unroll;
+  };
+  auto gemv = [](const TargetProfile& p, LinearShape s, bool prologue = false) {
+    auto c = SelectLinear(s, p, SelectOptions{});
+    EXPECT_TRUE(c.ok());
+    if (!c.ok()) return Want{0, 0, 0};
+    EXPECT_EQ(c->algo, Algo::Gemv) << c->reason;
+    const LinearChoice r = prologue ? ForRowPrologue(s, p, *c) : *c;
+    EXPECT_LE(r.SharedMemoryBytes() + (prologue ? r.PrologueSharedBytes(s.k) : 0), p.max_compute_shared_memory_size);
+    EXPECT_LE(r.Invocations(), p.max_compute_work_group_invocations);
+    if (r.subgroup_size) {
+      EXPECT_EQ(r.threads % r.subgroup_size, 0u);
+    }
+    return Want{r.threads, r.nr, r.unroll};
+  };
+  auto eq = [](Want a, Want b) -> ::testing::AssertionResult {
+    if (a.threads == b.threads && a.nr == b.nr && a.unroll == b.unroll) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << a.threads << "x" << a.nr << "x" << a.unroll;
+  };
+  const ir::Scheme q4 = ir::Scheme::Q4GSW, q8 = ir::Scheme::Q8CSW, dq = ir::Scheme::DQ8CA, ta = ir::Scheme::Q8TA;
+  auto h = LoadProfile("nvidia-hopper");
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->gemv_channels, 4u);  // the tuned value the rule replaces at M = 1 on the int-dot path
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 1, 2048, 2048)), {64, 2, 1}));    // 1b q_proj
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 1, 2048, 512)), {64, 2, 1}));     // k_proj, v_proj
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 1, 2048, 16384)), {64, 2, 1}));   // the gate/up pair
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 1, 8192, 2048)), {128, 2, 2}));   // down_proj, row quantized elsewhere
+  EXPECT_TRUE(eq(gemv(*h, Shape(ta, q8, 0, 1, 2048, 128256)), {128, 2, 1}));  // lm_head
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 1, 1024, 1)), {32, 1, 1}));       // one channel
+  // Quantizing its row in every workgroup: 256 x 4 x 1 from K = 8192; below, the one-row choice.
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 1, 8192, 2048), true), {256, 4, 1}));
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 1, 2048, 2048), true), {64, 2, 1}));
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 1, 8192, 2), true), {256, 2, 1}));
+  // Unchanged: several rows, int8 outputs, the dequant path, CPU devices.
+  EXPECT_TRUE(eq(gemv(*h, Shape(dq, q4, 32, 2, 2048, 2048)), {32, 2, 1}));
+  LinearShape q8out = Shape(ta, q8, 0, 1, 2048, 2048);
+  q8out.out_q8 = true;
+  EXPECT_TRUE(eq(gemv(*h, q8out), {128, 4, 1}));
+  EXPECT_TRUE(eq(gemv(*h, Shape(ir::Scheme::Float, q4, 32, 1, 2048, 2048)), {128, 4, 1}));
+  auto lvp = LoadProfile("lavapipe");
+  ASSERT_TRUE(lvp.ok());
+  const Want l = gemv(*lvp, Shape(dq, q4, 32, 1, 8192, 2048), true);
+  EXPECT_EQ(l.nr, 4u);
+  auto mali = LoadProfile("mali-valhall");  // the int-dot path on a GPU profile without tuned values
+  ASSERT_TRUE(mali.ok());
+  EXPECT_EQ(gemv(*mali, Shape(dq, q4, 32, 1, 2048, 2048)).nr, 2u);
+}
+
 TEST(Select, ForcingIntDotNeedsTheFeature) {
   auto p = LoadProfile("android-baseline-2022");
   ASSERT_TRUE(p.ok());
