@@ -171,8 +171,21 @@ Status RunTune(const TuneOptions& o) {
         c.label = std::to_string(th) + " threads, " + std::to_string(ch) + " ch, unroll " + std::to_string(un);
         gemv.push_back(std::move(c));
       }
-  VKQC_TRY(Sweep(tuner, gemv, decode, 1, Algo::Gemv, "GEMV"));
-  PrintRanking("GEMV", gemv, decode, 1);
+  // One row on the int-dot path of a GPU takes the compiler's own shape (linear select.cc: the
+  // profile's values measured on single layers, whose weights stay in the L2 cache, lost inside a
+  // model), so there the sweep times the GEMVs the values still serve: weight-only layers.
+  std::vector<Layer> gemv_layers = decode;
+  const bool one_row_rule = !HasQuirk(base, "cpu_device") && base.shader_integer_dot_product &&
+                            base.int_dot_4x8_packed_signed_accelerated;
+  if (one_row_rule) {
+    for (Layer& l : gemv_layers) {
+      l.act = ir::Scheme::Float;
+      l.label = l.weights == q8 ? "float x q8csw" : "float x q4gsw";
+    }
+    std::printf("GEMV sweep on weight-only layers: one-row int-dot GEMVs take the compiler's shape on this device\n");
+  }
+  VKQC_TRY(Sweep(tuner, gemv, gemv_layers, 1, Algo::Gemv, "GEMV"));
+  PrintRanking("GEMV", gemv, gemv_layers, 1);
   TargetProfile tuned = Best(gemv).p;
   if (Best(gemv).label == "default") {  // keep explicit values: what the default resolved to is shape-dependent
     tuned.gemv_threads = tuned.gemv_channels = tuned.gemv_unroll = 0;
@@ -288,13 +301,13 @@ Status RunTune(const TuneOptions& o) {
 
   // Drift check: the default GEMV measured again at the end.
   double again = 0;
-  for (const Layer& l : decode) {
+  for (const Layer& l : gemv_layers) {
     VKQC_ASSIGN_OR_RETURN(double ns, tuner.Time(base, l, 1, Algo::Gemv));
     again += ns;
   }
   double first = 0;
   for (double ns : gemv[0].ns) first += ns;
-  std::printf("\ndrift check: the default GEMV took %.2f us (sum over the decode layers) first, %.2f us last\n",
+  std::printf("\ndrift check: the default GEMV took %.2f us (sum over the GEMV sweep's layers) first, %.2f us last\n",
               first / 1e3, again / 1e3);
   std::printf("\ntuned: gemv_threads %u, gemv_channels %u, gemv_unroll %u (0 = the compiler's default), gemm_tile %u "
               "(0 = automatic), gemm_rows_int4 %u, gemm_rows_int8 %u, gemv_max_m %u, coopmat_gemv_max_m %u\n",
