@@ -175,15 +175,24 @@ Status RunTune(const TuneOptions& o) {
   // profile's values measured on single layers, whose weights stay in the L2 cache, lost inside a
   // model), so there the sweep times the GEMVs the values still serve: weight-only layers.
   std::vector<Layer> gemv_layers = decode;
-  const bool one_row_rule = !HasQuirk(base, "cpu_device") && base.shader_integer_dot_product &&
-                            base.int_dot_4x8_packed_signed_accelerated;
-  if (one_row_rule) {
-    for (Layer& l : gemv_layers) {
+  bool weight_only = false;
+  for (Layer& l : gemv_layers) {
+    linear::LinearShape shape;
+    shape.m = 1;
+    shape.k = l.k;
+    shape.n = l.n;
+    shape.weights = l.weights;
+    shape.act = l.act;
+    shape.group_size = l.weights == q8 ? 0 : l.group;
+    auto c = linear::SelectLinear(shape, base, linear::SelectOptions{});
+    if (c.ok() && linear::OneRowIntDotOnGpu(shape, base, *c)) {
       l.act = ir::Scheme::Float;
       l.label = l.weights == q8 ? "float x q8csw" : "float x q4gsw";
+      weight_only = true;
     }
-    std::printf("GEMV sweep on weight-only layers: one-row int-dot GEMVs take the compiler's shape on this device\n");
   }
+  if (weight_only)
+    std::printf("GEMV sweep on weight-only layers: one-row int-dot GEMVs take the compiler's shape on this device\n");
   VKQC_TRY(Sweep(tuner, gemv, gemv_layers, 1, Algo::Gemv, "GEMV"));
   PrintRanking("GEMV", gemv, gemv_layers, 1);
   TargetProfile tuned = Best(gemv).p;

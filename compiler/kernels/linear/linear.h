@@ -157,6 +157,9 @@ struct LinearChoice {
 
 Result<LinearChoice> SelectLinear(const LinearShape& shape, const TargetProfile& profile,
                                   const SelectOptions& options);
+// Whether `choice` is a one-row GEMV on the int-dot path of a GPU (not a CPU device, no int8
+// outputs): its workgroup follows the compiler's one-row rule, not the profile's tuned GEMV values.
+bool OneRowIntDotOnGpu(const LinearShape& shape, const TargetProfile& profile, const LinearChoice& choice);
 // The choice of a GEMV that quantizes (or computes) its input row in every workgroup's prologue
 // (xq_prologue): one row on the int-dot path of a GPU with K >= kRowPrologueLongK takes
 // kRowPrologueThreads threads x 4 channels; any other choice is returned as it is.

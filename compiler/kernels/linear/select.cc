@@ -369,6 +369,11 @@ Status ChooseAccum(const LinearShape& s, const TargetProfile& p, const SelectOpt
   return {};
 }
 
+// The GEMV's largest workgroup on the target (a power of two).
+uint32_t GemvMaxThreads(const TargetProfile& p) {
+  return FloorPow2(std::min(p.max_compute_work_group_invocations, p.max_compute_work_group_size[0]));
+}
+
 // The GEMV's threads where no profile value is given: up to 128, halved while half of them would
 // still have a 16-byte unit each (down to 32).
 uint32_t RuleGemvThreads(uint32_t k16, uint32_t max_threads) {
@@ -377,12 +382,11 @@ uint32_t RuleGemvThreads(uint32_t k16, uint32_t max_threads) {
   return t;
 }
 
-bool OneRowIntDotOnGpu(const LinearShape& s, const TargetProfile& p, const LinearChoice& c) {
-  return c.algo == Algo::Gemv && c.mb == 1 && s.m == 1 && c.accum == Accum::IntDot && !s.out_q8 &&
-         !HasQuirk(p, "cpu_device");
-}
-
 }  // namespace
+
+bool OneRowIntDotOnGpu(const LinearShape& s, const TargetProfile& p, const LinearChoice& c) {
+  return c.algo == Algo::Gemv && s.m == 1 && c.accum == Accum::IntDot && !s.out_q8 && !HasQuirk(p, "cpu_device");
+}
 
 LinearChoice ForRowPrologue(const LinearShape& s, const TargetProfile& p, LinearChoice c) {
   // Every workgroup quantizes the row before its weights arrive, so on long rows fewer workgroups
@@ -391,11 +395,10 @@ LinearChoice ForRowPrologue(const LinearShape& s, const TargetProfile& p, Linear
   // 128 x 4 177.3, 128 x 2 190.8. At K = 2048 (o_proj) the one-row rule's 2 channels stay (112.2
   // against 116.7 with 4).
   if (!OneRowIntDotOnGpu(s, p, c) || s.k < kRowPrologueLongK) return c;
-  const uint32_t max_threads = FloorPow2(std::min(p.max_compute_work_group_invocations, p.max_compute_work_group_size[0]));
-  c.threads = std::min(kRowPrologueThreads, max_threads);
+  // At least the one-row rule's threads, both powers of two: a pinned subgroup size still divides them.
+  c.threads = std::min(kRowPrologueThreads, GemvMaxThreads(p));
   c.nr = std::max(c.nr, std::min<uint32_t>(4, uint32_t(s.n)));
   c.unroll = 1;
-  if (c.subgroup_size && c.threads % c.subgroup_size) c.subgroup_size = 0;
   c.reason += "; the row quantized in every workgroup: " + std::to_string(c.threads) + " threads x " +
               std::to_string(c.nr) + " channels, 1 unit in flight";
   return c;
@@ -545,7 +548,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     while (c.SharedMemoryBytes() > shm && c.ty > 1) c.ty /= 2;
   } else {
     const uint32_t k16 = (s.Int4() ? PackedK8(s.k) : PackedK4(s.k)) / 4;  // uvec4 units
-    const uint32_t max_threads = FloorPow2(std::min(inv, p.max_compute_work_group_size[0]));
+    const uint32_t max_threads = GemvMaxThreads(p);
     c.threads = p.gemv_threads ? std::min(p.gemv_threads, max_threads) : RuleGemvThreads(k16, max_threads);
     c.nr = s.n >= 16 || s.out_q8 ? 4 : (s.n >= 2 ? 2 : 1);  // int8 outputs: whole words
     if (p.gemv_channels) c.nr = std::max(p.gemv_channels, s.out_q8 ? 4u : 1u);
