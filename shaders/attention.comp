@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 // Causal scaled dot-product attention of ROWS query rows over the KV cache (grouped-query heads:
 // query head h reads KV head h / (HQ / HKV)); row t attends to cache positions 0..pos0 + t.
 // Grid (SPLITS, HQ, ROWS): workgroup (s, h, t) covers keys [s * CHUNK, min((s + 1) * CHUNK, len))
@@ -34,23 +35,25 @@ const uint DPT = (D + 63) / 64;  // output dims per invocation
 shared vec2 qs[DMAX / 2];
 shared float ps[64];
 
-vec2 key_pair(uint at) {
+// Cache words: f16 pairs, or vec2 with an f32 cache. A loop's loads are issued 8 at a time
+// before their arithmetic (KB words), in the same summation order: one load at a time, every
+// iteration waited for its L2 round trip (bench/RESULTS.md 2026-11-27 session 6). With
+// VKQC_F16_UNPACK (GPU targets) a word without a subnormal half decodes by unpackHalf2x16 (exact
+// for every other half); one with a subnormal, and every word on CPU devices (llvmpipe's LLVM 15
+// failed to compile the conversion on aarch64), by the integer decode.
+const uint KB = 8;
 #ifdef VKQC_KV_F16
-  const uint w = kc[at];
-  return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
-#else
-  return kc[at];
+#define CACHE_T uint
+vec2 pair(uint w) {
+#ifdef VKQC_F16_UNPACK
+  if ((w & 0x7FFFu) - 1u >= 0x3FFu && ((w >> 16) & 0x7FFFu) - 1u >= 0x3FFu) return unpackHalf2x16(w);
 #endif
-}
-
-vec2 value_pair(uint at) {
-#ifdef VKQC_KV_F16
-  const uint w = vc[at];
   return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
-#else
-  return vc[at];
-#endif
 }
+#else
+#define CACHE_T vec2
+vec2 pair(vec2 w) { return w; }
+#endif
 
 void main() {
   const uint s = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
@@ -72,9 +75,15 @@ void main() {
     if (key < end) {
       float dot = 0.0;
       const uint kr = cache_base + key * half_d;
-      for (uint i = 0; i < half_d; ++i) {
-        const vec2 kv = key_pair(kr + i);
-        dot += qs[i].x * kv.x + qs[i].y * kv.y;
+      for (uint i0 = 0; i0 < half_d; i0 += KB) {
+        CACHE_T kw[KB];
+        [[unroll]] for (uint u = 0; u < KB; ++u) kw[u] = kc[kr + min(i0 + u, half_d - 1)];  // clamped: never used
+        [[unroll]] for (uint u = 0; u < KB; ++u) {
+          if (i0 + u < half_d) {
+            const vec2 kv = pair(kw[u]);
+            dot += qs[i0 + u].x * kv.x + qs[i0 + u].y * kv.y;
+          }
+        }
       }
       sc = dot;
     }
@@ -95,9 +104,15 @@ void main() {
       if (d >= D) break;
       float a = acc[dd] * corr;
       const uint vbase = cache_base + kb * half_d + d / 2;
-      for (uint j = 0; j < n; ++j) {
-        const vec2 vv = value_pair(vbase + j * half_d);
-        a += ps[j] * ((d & 1u) != 0u ? vv.y : vv.x);
+      for (uint j0 = 0; j0 < n; j0 += KB) {
+        CACHE_T vw[KB];
+        [[unroll]] for (uint u = 0; u < KB; ++u) vw[u] = vc[vbase + min(j0 + u, n - 1) * half_d];  // clamped
+        [[unroll]] for (uint u = 0; u < KB; ++u) {
+          if (j0 + u < n) {
+            const vec2 vv = pair(vw[u]);
+            a += ps[j0 + u] * ((d & 1u) != 0u ? vv.y : vv.x);
+          }
+        }
       }
       acc[dd] = a;
     }

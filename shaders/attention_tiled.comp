@@ -50,6 +50,12 @@ shared float crow[BR];          // exp(m_old - m_new) of the current block
 vec4 load_kv(bool values, uint at) {
 #ifdef VKQC_KV_F16
   const uvec2 w = values ? vc[at] : kc[at];
+#ifdef VKQC_F16_UNPACK
+  // GPU targets: unpackHalf2x16 where no half is subnormal (exact for every other half), as the
+  // decode kernel (attention_decode.comp): the integer decode's code costs instruction fetch.
+  const uvec4 h = uvec4(w.x & 0x7FFFu, (w.x >> 16) & 0x7FFFu, w.y & 0x7FFFu, (w.y >> 16) & 0x7FFFu) - 1u;
+  if (all(greaterThanEqual(h, uvec4(0x3FFu)))) return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+#endif
   return vec4(f16_to_f32(w.x & 0xFFFFu), f16_to_f32(w.x >> 16), f16_to_f32(w.y & 0xFFFFu), f16_to_f32(w.y >> 16));
 #else
   return values ? vc[at] : kc[at];

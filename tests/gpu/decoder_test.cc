@@ -435,6 +435,15 @@ TEST(Decoder, AttentionMatchesReference) {
       {8, 2, 64, 300, true, 21, 5, "attention_tiled", "android-baseline-2022"},
       {32, 32, 64, 80, false, 19, 0, "attention_tiled", "android-baseline-2022"},
       {16, 2, 128, 300, true, 21, 5, "attention_split", "android-baseline-2022"},
+      // A GPU profile (android-16: f16 cache words by unpackHalf2x16, the integer decode for words
+      // holding a subnormal half) for the split, rows and tiled kernels, with and without subnormals
+      // and zeros in the cache; loads in batches of 8 with ragged ends (head_dim 6: 3 words; 61 keys).
+      {8, 2, 64, 300, true, 2, 60, "attention_split", "android-16", AttentionKernel::Auto, 1, "", false, true},
+      {8, 2, 64, 300, true, 2, 60, "attention_split", "android-16"},
+      {8, 8, 64, 61, true, 17, 0, "attention_rows", "android-16", AttentionKernel::Rows, 1, "", false, true},
+      {4, 2, 6, 100, true, 3, 58, "attention_split", "android-16", AttentionKernel::Rows},
+      {8, 2, 64, 300, true, 21, 5, "attention_tiled", "android-16", AttentionKernel::Auto, 1, "", false, true},
+      {8, 2, 64, 300, true, 21, 5, "attention_tiled", "android-16"},
   };
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_tiled_kvf16"], 0);

@@ -211,6 +211,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const int64_t s = kc.shape[1];
   const bool f16 = kc.dtype == ir::DType::F16;
   const std::vector<std::string> kv_def = f16 ? std::vector<std::string>{"VKQC_KV_F16"} : std::vector<std::string>{};
+  // The attention kernels' f16 cache words by unpackHalf2x16 on GPU targets (as the decode kernel).
+  std::vector<std::string> read_def = kv_def;
+  if (f16 && !HasQuirk(ctx.profile(), "cpu_device")) read_def.push_back("VKQC_F16_UNPACK");
   const kernels::Bind pos = ctx.Read(op.inputs[5]);
   const int rq = ctx.fuse().rope_q[i], rk = ctx.fuse().rope_k[i];
   const std::string detail = std::to_string(rows) + " rows x " + std::to_string(a.num_heads) + " heads (" +
@@ -262,7 +265,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   if (force == AK::Rows && tc.br) tc = TiledChoice{0, "--force-attention rows"};
   if (tc.br) {
     const uint32_t g = uint32_t(a.num_heads / a.num_kv_heads), tb = tc.br / g;  // g <= br
-    std::vector<std::string> defs = kv_def;
+    std::vector<std::string> defs = read_def;
     defs.push_back("VKQC_D=" + std::to_string(a.head_dim));
     defs.push_back("VKQC_BR=" + std::to_string(tc.br));
     linear::DispatchParams at = Grid("attention_tiled.comp", defs, 4 * tc.br, uint32_t((rows + tb - 1) / tb),
@@ -284,7 +287,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   kernels::Bind out = y;
   if (c.splits > 1)
     out = ctx.Scratch(uint64_t(rows) * a.num_heads * c.splits * (a.head_dim + 2) * 4, op.name + ".partials");
-  linear::DispatchParams at = Grid("attention.comp", kv_def, 64, c.splits, uint32_t(a.num_heads), uint32_t(rows));
+  linear::DispatchParams at = Grid("attention.comp", read_def, 64, c.splits, uint32_t(a.num_heads), uint32_t(rows));
   at.spec = {{1, uint32_t(rows)}, {2, uint32_t(a.num_heads)}, {3, uint32_t(a.num_kv_heads)}, {4, uint32_t(a.head_dim)},
              {5, uint32_t(s)}, {6, c.chunk}, {7, c.splits}, {8, kernels::FloatBits(a.Scale())}};
   at.shared_memory_bytes = 128 * 8 + 64 * 4;
