@@ -1,20 +1,27 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
-// Decode attention: one query row over the KV cache, in one dispatch with the cache append (and,
-// VKQC_ROPE, the rope of q and k). Grid (SPLITS, HKV): workgroup (s, kvh) serves the G = HQ / HKV
-// query heads that share KV head kvh, over cache positions [s * CHUNK, min((s + 1) * CHUNK, len)),
-// len = pos0 + 1, in blocks of BK keys: each key and value is read once for the G heads (all of a
-// block's loads in flight together), scores and an online softmax per head in fp32 (running max
-// and sum, as attention.comp). Splits past the context return at once.
-// The split that holds position pos0 (the last one) also appends the new row: k (rotated) and v
-// into the cache at pos0 (f16 round to nearest even with VKQC_KV_F16), and uses the row as the
-// cache now holds it; with VKQC_ROPE it writes q_rot and k_rot as the rope ops would.
-// With more than one active split, each writes {max, sum, acc[D]} per head to `part`, then counts
-// itself in the arrival counter of its KV head (a compiler-owned state buffer, zero at load); the
-// last to arrive combines the splits (as attention_combine.comp) and sets the counter back to 0.
-// The partials and the counters are coherent buffers; memoryBarrierBuffer orders a split's partials
-// before its count (release) and the last split's reads after it (acquire). The combine reuses the
-// shared scratch `sp` (G * 128 floats) for the splits' maxima and sums: SPLITS <= 64.
+// Decode attention: ROWS query rows (1: one token; a few: batched or speculative decoding) over
+// the KV cache, in one dispatch with the cache append (and, VKQC_ROPE, the rope of q and k). Grid
+// (SPLITS, HKV, row groups): workgroup (s, kvh, z) serves the QV = R x G virtual queries of rows
+// z * R .. z * R + R - 1 (qi = local row * G + g: one of the G = HQ / HKV query heads sharing KV
+// head kvh) over cache positions [s * CHUNK, min((s + 1) * CHUNK, len)), len = pos0 + its last row
+// + 1, in blocks of BK keys: each key and value is read once for all of them (all of a block's
+// loads in flight together), scores and an online softmax per virtual query in fp32 (running max
+// and sum, as attention.comp). Row r is causal: it sees positions up to pos0 + r (a later key
+// scores -inf; a split with none for it keeps max -inf, sum 0 and adds nothing). Splits past the
+// context return at once. A last group of fewer than R rows leaves the rest idle.
+// The new rows (positions pos0 .. pos0 + ROWS - 1, those below S): a split holding any of them
+// uses them as the cache now holds them (k rotated, both f16-rounded with VKQC_KV_F16), from
+// shared memory, never from the cache; each goes into the cache from the split that holds its
+// position in the group of its row, and the last split of that group writes its q_rot and k_rot as
+// the rope ops would (VKQC_ROPE).
+// With more than one active split, each writes {max, sum, acc[D]} per virtual query to `part`, then
+// counts itself in the arrival counter of its (KV head, row group) (a compiler-owned state buffer,
+// zero at load); the last to arrive combines the splits (as attention_combine.comp) and sets the
+// counter back to 0. The partials and the counters are coherent buffers; memoryBarrierBuffer orders a
+// split's partials before its count (release) and the last split's reads after it (acquire). The
+// combine reuses the shared scratch `sp` (QV * 128 floats) for the splits' maxima and sums:
+// SPLITS <= 64.
 #include "common.glslh"
 
 layout(local_size_x = 128) in;
@@ -29,11 +36,15 @@ layout(constant_id = 7) const uint MAXPOS = 1;
 const uint WG = 128;
 const uint D = VKQC_D;              // head_dim (even)
 const uint G = VKQC_G;              // query heads per KV head
+const uint ROWS = VKQC_ROWS;        // query rows of the program
+const uint R = VKQC_R;              // query rows per workgroup (row groups of R: the grid's z)
+const uint QV = R * G;              // virtual queries per workgroup (<= 32)
 const uint BK = VKQC_BK;            // keys per block (64, 32, 16 or 128)
 const uint TPK = WG / BK;           // invocations per key in the score phase
 const uint DS = D / TPK;            // dims each of them reads (even)
 const uint HD = D / 2;
-const uint OPT = (G * D + WG - 1) / WG;  // outputs (head, dim) per invocation
+const uint OPT = (QV * D + WG - 1) / WG;  // outputs (virtual query, dim) per invocation
+const uint NPT = (ROWS * D + WG - 1) / WG;  // new-row values per invocation
 
 #ifdef VKQC_ROPE
 #define B_CS 4
@@ -72,14 +83,14 @@ layout(std430, binding = B_PART) coherent buffer Part { float part[]; };
 layout(std430, binding = B_SYNC) coherent buffer Sync { uint arrived[]; };
 layout(std430, binding = B_Y) writeonly buffer Y { float y[]; };
 
-shared float qs[G * D];        // the G queries, rotated and scaled
-shared float kn[D], vn[D];     // the new row as the cache holds it
-shared float sp[G * BK * TPK];  // partial dot products of a block
-shared float sc[G * BK];       // scores, then probabilities
+shared float qs[QV * D];       // the queries, rotated and scaled
+shared float kn[ROWS * D], vn[ROWS * D];  // the new rows as the cache holds them
+shared float sp[QV * BK * TPK];  // partial dot products of a block
+shared float sc[QV * BK];      // scores, then probabilities
 const uint HDP = HD + VKQC_VS_PAD;  // a row of vs, padded by one pair where it fits (the score
                                     // phase's stores then hit different banks)
 shared vec2 vs[BK * HDP];      // the block's values
-shared float mrow[G], lrow[G], crow[G], red[G * 8];
+shared float mrow[QV], lrow[QV], crow[QV], red[QV * 8];
 shared uint last;
 
 // A cache word (two values) as loaded, and as two floats. f16, VKQC_F16_UNPACK (GPU targets):
@@ -121,82 +132,125 @@ float rotated(float xd, float xp, uint d, uint p) {
 uint partner(uint d) { return rope_partner(d, D); }
 #endif
 
+// Virtual query qi of row group z: its row z * R + qi / G and query head kvh * G + qi % G, as the
+// slot row * HQ + head of q, y and the partials; element i of the group's queries (qi = i / D) as
+// its index in q and y. One row: the one-row expressions (this kernel's time is largely the
+// instruction fetch of its code).
+uint slot(uint kvh, uint z, uint qi) {
+#if VKQC_ROWS == 1
+  return kvh * G + qi;
+#else
+  return ((z * R + qi / G) * HKV + kvh) * G + qi % G;
+#endif
+}
+uint elem(uint kvh, uint z, uint i) {
+#if VKQC_ROWS == 1
+  return kvh * G * D + i;
+#else
+  return ((z * R + i / (G * D)) * HKV + kvh) * G * D + i % (G * D);
+#endif
+}
+
 void main() {
-  const uint s = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
-  const uint len = uint(clamp(pos0 + 1, 1, int(S)));
+  const uint s = gl_WorkGroupID.x, kvh = gl_WorkGroupID.y, z = gl_WorkGroupID.z, tid = gl_LocalInvocationID.x;
+  const float NEG_INF = -uintBitsToFloat(0x7F800000u);
+  const uint r0 = ROWS == 1 ? 0u : z * R;                 // the group's first row
+  const uint nr = ROWS == 1 ? 1u : min(R, ROWS - r0);     // and its rows
+  const uint qn = nr * G;  // its virtual queries (QV but in a last, smaller group)
+  const uint len = uint(clamp(pos0 + int(r0 + nr), 1, int(S)));  // the group's last row's context
   const uint begin = s * CHUNK, end = min(begin + CHUNK, len);
   if (begin >= end) return;  // uniform: this split lies past the context
   const uint nact = (len + CHUNK - 1u) / CHUNK;
-  const bool owner = pos0 >= 0 && uint(pos0) < S && s == nact - 1u;  // holds position pos0
   const uint pc = uint(max(pos0, 0));
+  const bool last_split = s == nact - 1u;
+  // Holds a new row's position (keys pc .. len - 1), or writes the rope outputs.
+  const bool fresh = pos0 >= 0 && pc < end;
+  const bool load_new = fresh || last_split;
 
-  // 1. The queries (and, for the owner, the new row) into shared memory.
-  {  // every load in flight at once
+  // 1. The queries (and the new rows where needed) into shared memory: every load in flight at once.
+  {
     float qv[OPT];
-    [[unroll]] for (uint r = 0; r < OPT; ++r) qv[r] = tid + r * WG < G * D ? q[kvh * G * D + tid + r * WG] : 0.0;
-    float kv[(D + WG - 1) / WG], vv[(D + WG - 1) / WG];
-    if (owner)
-      [[unroll]] for (uint r = 0; r < (D + WG - 1) / WG; ++r) {
-        const uint d = min(tid + r * WG, D - 1u);
-        kv[r] = k[kvh * D + d];
-        vv[r] = v[kvh * D + d];
+    [[unroll]] for (uint r = 0; r < OPT; ++r) {
+      const uint i = tid + r * WG;
+      qv[r] = i < qn * D ? q[elem(kvh, z, i)] : 0.0;
+    }
+    float kv[NPT], vv[NPT];
+    if (load_new)
+      [[unroll]] for (uint r = 0; r < NPT; ++r) {
+        const uint i = min(tid + r * WG, ROWS * D - 1u), row = ROWS == 1 ? 0u : i / D;
+        kv[r] = k[(row * HKV + kvh) * D + i % D];
+        vv[r] = v[(row * HKV + kvh) * D + i % D];
       }
     [[unroll]] for (uint r = 0; r < OPT; ++r)
-      if (tid + r * WG < G * D) qs[tid + r * WG] = qv[r];
-    if (owner)
-      [[unroll]] for (uint r = 0; r < (D + WG - 1) / WG; ++r)
-        if (tid + r * WG < D) {
+      if (tid + r * WG < QV * D) qs[tid + r * WG] = qv[r];
+    if (load_new)
+      [[unroll]] for (uint r = 0; r < NPT; ++r)
+        if (tid + r * WG < ROWS * D) {
           kn[tid + r * WG] = kv[r];
           vn[tid + r * WG] = as_cached(vv[r]);
         }
   }
-  if (tid < G) {
-    mrow[tid] = -uintBitsToFloat(0x7F800000u);
+  if (tid < QV) {
+    mrow[tid] = NEG_INF;
     lrow[tid] = 0.0;
   }
   barrier();
 #ifdef VKQC_ROPE
   {
-    const uint p = uint(clamp(pos0, 0, int(MAXPOS) - 1));
     float rq[OPT];
     [[unroll]] for (uint r = 0; r < OPT; ++r) {
       const uint i = tid + r * WG;
-      if (i < G * D) {
-        const uint d = i % D, base = i - d;
-        rq[r] = rotated(qs[i], qs[base + partner(d)], d, p);
+      if (i < QV * D) {
+        const uint d = i % D, base = i - d, row = ROWS == 1 ? 0u : r0 + i / (G * D);
+        rq[r] = rotated(qs[i], qs[base + partner(d)], d, uint(clamp(pos0 + int(row), 0, int(MAXPOS) - 1)));
       }
     }
-    float rk = 0.0;
-    if (owner && tid < D) rk = rotated(kn[tid], kn[partner(tid)], tid, p);
+    float rk[NPT];
+    if (load_new)
+      [[unroll]] for (uint r = 0; r < NPT; ++r) {
+        const uint i = tid + r * WG;
+        if (i < ROWS * D) {
+          const uint d = i % D, base = i - d, row = ROWS == 1 ? 0u : i / D;
+          rk[r] = rotated(kn[i], kn[base + partner(d)], d, uint(clamp(pos0 + int(row), 0, int(MAXPOS) - 1)));
+        }
+      }
     barrier();
     [[unroll]] for (uint r = 0; r < OPT; ++r) {
       const uint i = tid + r * WG;
-      if (i < G * D) {
-        if (owner) qr[kvh * G * D + i] = rq[r];
+      if (i < QV * D) {
+        if (last_split && i < qn * D) qr[elem(kvh, z, i)] = rq[r];
         qs[i] = rq[r] * SCALE;
       }
     }
-    if (owner && tid < D) {
-      kr[kvh * D + tid] = rk;
-      kn[tid] = as_cached(rk);
-    }
+    if (load_new)
+      [[unroll]] for (uint r = 0; r < NPT; ++r) {
+        const uint i = tid + r * WG;
+        if (i < ROWS * D) {
+          const uint row = ROWS == 1 ? 0u : i / D;
+          if (last_split && (ROWS == 1 || row / R == z)) kr[(row * HKV + kvh) * D + i % D] = rk[r];  // rows of this group
+          kn[i] = as_cached(rk[r]);
+        }
+      }
   }
 #else
-  for (uint i = tid; i < G * D; i += WG) qs[i] *= SCALE;
-  if (owner)
-    for (uint d = tid; d < D; d += WG) kn[d] = as_cached(kn[d]);
+  for (uint i = tid; i < QV * D; i += WG) qs[i] *= SCALE;
+  if (load_new)
+    for (uint i = tid; i < ROWS * D; i += WG) kn[i] = as_cached(kn[i]);
 #endif
   barrier();
-  // The new row into the cache (read from shared memory below, never from the cache).
-  if (owner)
-    for (uint i = tid; i < HD; i += WG) {
-      const uint at = (kvh * S + pc) * HD + i;
+  // The new rows of this group whose positions this split holds into the cache (read from shared
+  // memory below, never from the cache).
+  if (fresh)
+    for (uint i = tid; i < nr * HD; i += WG) {
+      const uint row = ROWS == 1 ? 0u : r0 + i / HD, w = ROWS == 1 ? i : i % HD, p = pc + row;
+      if (ROWS > 1 && (p < begin || p >= end)) continue;
+      const uint at = (kvh * S + p) * HD + w, n = row * D + 2u * w;
 #ifdef VKQC_KV_F16
-      kc[at] = f32_to_f16(kn[2u * i]) | (f32_to_f16(kn[2u * i + 1u]) << 16);
-      vc[at] = f32_to_f16(vn[2u * i]) | (f32_to_f16(vn[2u * i + 1u]) << 16);
+      kc[at] = f32_to_f16(kn[n]) | (f32_to_f16(kn[n + 1u]) << 16);
+      vc[at] = f32_to_f16(vn[n]) | (f32_to_f16(vn[n + 1u]) << 16);
 #else
-      kc[at] = vec2(kn[2u * i], kn[2u * i + 1u]);
-      vc[at] = vec2(vn[2u * i], vn[2u * i + 1u]);
+      kc[at] = vec2(kn[n], kn[n + 1u]);
+      vc[at] = vec2(vn[n], vn[n + 1u]);
 #endif
     }
 
@@ -206,16 +260,16 @@ void main() {
   for (uint kb = begin; kb < end; kb += BK) {
     // 2. Scores: TPK invocations per key, DS dims each; keys and values of the block all in flight.
     const uint key = kb + kk;
-    float dots[G];
-    [[unroll]] for (uint g = 0; g < G; ++g) dots[g] = 0.0;
+    float dots[QV];
+    [[unroll]] for (uint g = 0; g < QV; ++g) dots[g] = 0.0;
     vec2 vr[DS / 2];
     if (key < end) {
-      const bool fresh = owner && key == pc;
       const uint at = (kvh * S + key) * HD + j * (DS / 2);
       vec2 kp[DS / 2];
-      if (fresh) {
+      if (fresh && key >= pc) {  // a new row (key < end <= len)
+        const uint n = ROWS == 1 ? 0u : (key - pc) * D;
         [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
-          const uint d = j * DS + 2u * i;
+          const uint d = n + j * DS + 2u * i;
           kp[i] = vec2(kn[d], kn[d + 1u]);
           vr[i] = vec2(vn[d], vn[d + 1u]);
         }
@@ -244,56 +298,71 @@ void main() {
       }
       [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
         const uint d = j * DS + 2u * i;
-        [[unroll]] for (uint g = 0; g < G; ++g) dots[g] += qs[g * D + d] * kp[i].x + qs[g * D + d + 1u] * kp[i].y;
+        [[unroll]] for (uint g = 0; g < QV; ++g) dots[g] += qs[g * D + d] * kp[i].x + qs[g * D + d + 1u] * kp[i].y;
       }
     } else {
       [[unroll]] for (uint i = 0; i < DS / 2; ++i) vr[i] = vec2(0.0);
     }
-    [[unroll]] for (uint g = 0; g < G; ++g) sp[(g * BK + kk) * TPK + j] = dots[g];
+    [[unroll]] for (uint g = 0; g < QV; ++g) sp[(g * BK + kk) * TPK + j] = dots[g];
     [[unroll]] for (uint i = 0; i < DS / 2; ++i) vs[kk * HDP + j * (DS / 2) + i] = vr[i];
     barrier();
-    for (uint i = tid; i < G * BK; i += WG) {
+    for (uint i = tid; i < QV * BK; i += WG) {
       const uint c = i % BK;
       float sum = 0.0;
       [[unroll]] for (uint t = 0; t < TPK; ++t) sum += sp[i * TPK + t];
-      sc[i] = kb + c < end ? sum : -uintBitsToFloat(0x7F800000u);
+#if VKQC_ROWS == 1
+      sc[i] = kb + c < end ? sum : NEG_INF;
+#else
+      // causal: row r0 + i / (G * BK) sees positions below pos0 + row + 1 (and S)
+      sc[i] = kb + c < min(end, uint(clamp(pos0 + int(r0 + i / (G * BK)) + 1, 1, int(S)))) ? sum : NEG_INF;
+#endif
     }
     barrier();
-    // 3. Online softmax per head: block maximum, correction of the running sums, probabilities.
-    for (uint t = tid; t < G * 8; t += WG) {
+    // 3. Online softmax per virtual query: block maximum, correction of the running sums,
+    // probabilities (several rows: a query without a key yet keeps max -inf, correction 1,
+    // probabilities 0).
+    for (uint t = tid; t < QV * 8; t += WG) {
       const uint g = t / 8;
-      float mx = -uintBitsToFloat(0x7F800000u);
+      float mx = NEG_INF;
       for (uint c = t % 8; c < BK; c += 8) mx = max(mx, sc[g * BK + c]);
       red[t] = mx;
     }
     barrier();
-    if (tid < G) {
+    if (tid < QV) {
       float mx = mrow[tid];
       [[unroll]] for (uint t = 0; t < 8; ++t) mx = max(mx, red[tid * 8 + t]);
+#if VKQC_ROWS == 1
       crow[tid] = exp(mrow[tid] - mx);  // the first block: exp(-inf) = 0
+#else
+      crow[tid] = mx == NEG_INF ? 1.0 : exp(mrow[tid] - mx);
+#endif
       mrow[tid] = mx;
     }
     barrier();
-    for (uint i = tid; i < G * BK; i += WG) sc[i] = exp(sc[i] - mrow[i / BK]);
+#if VKQC_ROWS == 1
+    for (uint i = tid; i < QV * BK; i += WG) sc[i] = exp(sc[i] - mrow[i / BK]);
+#else
+    for (uint i = tid; i < QV * BK; i += WG) sc[i] = sc[i] == NEG_INF ? 0.0 : exp(sc[i] - mrow[i / BK]);
+#endif
     barrier();
-    for (uint t = tid; t < G * 8; t += WG) {
+    for (uint t = tid; t < QV * 8; t += WG) {
       const uint g = t / 8;
       float sum = 0.0;
       for (uint c = t % 8; c < BK; c += 8) sum += sc[g * BK + c];
       red[t] = sum;
     }
     barrier();
-    if (tid < G) {
+    if (tid < QV) {
       float sum = 0.0;
       [[unroll]] for (uint t = 0; t < 8; ++t) sum += red[tid * 8 + t];
       lrow[tid] = lrow[tid] * crow[tid] + sum;
     }
-    // 4. acc = acc * correction + sum_c p_c v_c, one (head, dim) per invocation and r.
-    [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] *= crow[min((tid + r * WG) / D, G - 1u)];
+    // 4. acc = acc * correction + sum_c p_c v_c, one (virtual query, dim) per invocation and r.
+    [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] *= crow[min((tid + r * WG) / D, QV - 1u)];
     const uint n = min(BK, end - kb);
     for (uint c = 0; c < n; ++c) {
       [[unroll]] for (uint r = 0; r < OPT; ++r) {
-        const uint o = tid + r * WG, g = min(o / D, G - 1u), d = o % D;
+        const uint o = tid + r * WG, g = min(o / D, QV - 1u), d = o % D;
         const vec2 vv = vs[c * HDP + d / 2u];
         acc[r] += sc[g * BK + c] * ((d & 1u) != 0u ? vv.y : vv.x);
       }
@@ -301,86 +370,88 @@ void main() {
     barrier();
   }
 
-  const uint h0 = kvh * G;
   if (nact == 1u) {  // the only split: the normalized output
     [[unroll]] for (uint r = 0; r < OPT; ++r) {
       const uint o = tid + r * WG;
-      if (o < G * D) y[h0 * D + o] = acc[r] / lrow[o / D];
+      if (o < qn * D) y[elem(kvh, z, o)] = acc[r] / lrow[o / D];
     }
   } else {
     // 5. Partial results, then the last split to arrive combines them.
-    if (tid < G) {
-      const uint pb = ((h0 + tid) * SPLITS + s) * (D + 2u);
+    if (tid < qn) {
+      const uint pb = (slot(kvh, z, tid) * SPLITS + s) * (D + 2u);
       part[pb] = mrow[tid];
       part[pb + 1u] = lrow[tid];
     }
     [[unroll]] for (uint r = 0; r < OPT; ++r) {
       const uint o = tid + r * WG;
-      if (o < G * D) part[((h0 + o / D) * SPLITS + s) * (D + 2u) + 2u + o % D] = acc[r];
+      if (o < qn * D) part[(slot(kvh, z, o / D) * SPLITS + s) * (D + 2u) + 2u + o % D] = acc[r];
     }
     memoryBarrierBuffer();
     barrier();
-    if (tid == 0) last = atomicAdd(arrived[kvh], 1u) == nact - 1u ? 1u : 0u;
+    const uint counter = ROWS == 1 ? kvh : kvh * gl_NumWorkGroups.z + z;
+    if (tid == 0) last = atomicAdd(arrived[counter], 1u) == nact - 1u ? 1u : 0u;
     barrier();
     if (last == 0u) return;
     memoryBarrierBuffer();
     // Up to 16 splits, everything the combine reads of them is in flight at once (one round trip
     // to L2, not two): the accumulators (registers), and the maxima and sums (one load per
-    // invocation) -> per head the maximum M, the weights exp(m_t - M) and the sum L. More splits:
-    // the accumulators 16 loads at a time after the weights. (H100, 1b decode, RESULTS.md session
-    // 5: context 128 1034 -> 1030 us, 2040 1085 -> 1078; preloading without the branch: 1019 at
-    // 128 but 1092 at 2040.)
-    const bool preload = nact <= 16u;
-    float pv[OPT][16];
+    // invocation) -> per virtual query the maximum M, the weights exp(m_t - M) and the sum L. More
+    // splits, or more than 2 outputs per invocation (the registers would spill): the accumulators
+    // 16 loads at a time after the weights. (H100, 1b decode, RESULTS.md session 5: context 128
+    // 1034 -> 1030 us, 2040 1085 -> 1078; preloading without the branch: 1019 at 128 but 1092 at
+    // 2040.) M is finite: split 0 holds position 0, which every row sees.
+    const bool PRELOAD = OPT <= 2u;
+    const bool preload = PRELOAD && nact <= 16u;
+    float pv[PRELOAD ? OPT : 1u][16];
     if (preload) {
-      [[unroll]] for (uint r = 0; r < OPT; ++r) {
-        const uint o = min(tid + r * WG, G * D - 1u);
-        const uint base = (h0 + o / D) * SPLITS * (D + 2u) + 2u + o % D;
+      [[unroll]] for (uint r = 0; r < (PRELOAD ? OPT : 1u); ++r) {
+        const uint o = min(tid + r * WG, qn * D - 1u);
+        const uint base = slot(kvh, z, o / D) * SPLITS * (D + 2u) + 2u + o % D;
         [[unroll]] for (uint u = 0; u < 16u; ++u) pv[r][u] = part[base + min(u, nact - 1u) * (D + 2u)];
       }
     }
-    for (uint i = tid; i < G * nact; i += WG) {
-      const uint g = i / nact, t = i % nact, pb = ((h0 + g) * SPLITS + t) * (D + 2u);
-      sp[g * SPLITS + t] = part[pb];
-      sp[(G + g) * SPLITS + t] = part[pb + 1u];
+    for (uint i = tid; i < qn * nact; i += WG) {
+      const uint qi = i / nact, t = i % nact, pb = (slot(kvh, z, qi) * SPLITS + t) * (D + 2u);
+      sp[qi * SPLITS + t] = part[pb];
+      sp[(QV + qi) * SPLITS + t] = part[pb + 1u];
     }
     barrier();
-    if (tid < G) {
-      float mx = -uintBitsToFloat(0x7F800000u);
+    if (tid < qn) {
+      float mx = NEG_INF;
       for (uint t = 0; t < nact; ++t) mx = max(mx, sp[tid * SPLITS + t]);
       mrow[tid] = mx;
     }
     barrier();
-    for (uint i = tid; i < G * nact; i += WG) {
-      const uint g = i / nact, t = i % nact;
-      sp[g * SPLITS + t] = exp(sp[g * SPLITS + t] - mrow[g]);
+    for (uint i = tid; i < qn * nact; i += WG) {
+      const uint qi = i / nact, t = i % nact;
+      sp[qi * SPLITS + t] = exp(sp[qi * SPLITS + t] - mrow[qi]);
     }
     barrier();
-    if (tid < G) {
+    if (tid < qn) {
       float l = 0.0;
-      for (uint t = 0; t < nact; ++t) l += sp[(G + tid) * SPLITS + t] * sp[tid * SPLITS + t];
+      for (uint t = 0; t < nact; ++t) l += sp[(QV + tid) * SPLITS + t] * sp[tid * SPLITS + t];
       lrow[tid] = l;
     }
     barrier();
     [[unroll]] for (uint r = 0; r < OPT; ++r) {
       const uint o = tid + r * WG;
-      if (o < G * D) {
-        const uint g = o / D, d = o % D, base = (h0 + g) * SPLITS * (D + 2u) + 2u + d;
+      if (o < qn * D) {
+        const uint qi = o / D, d = o % D, base = slot(kvh, z, qi) * SPLITS * (D + 2u) + 2u + d;
         float a = 0.0;
         if (preload) {
           [[unroll]] for (uint u = 0; u < 16u; ++u)
-            if (u < nact) a += pv[r][u] * sp[g * SPLITS + u];
+            if (u < nact) a += pv[PRELOAD ? r : 0u][u] * sp[qi * SPLITS + u];
         } else {
           for (uint t0 = 0; t0 < nact; t0 += 16u) {
             float pw[16];
             [[unroll]] for (uint u = 0; u < 16u; ++u) pw[u] = part[base + min(t0 + u, nact - 1u) * (D + 2u)];
             [[unroll]] for (uint u = 0; u < 16u; ++u)
-              if (t0 + u < nact) a += pw[u] * sp[g * SPLITS + t0 + u];
+              if (t0 + u < nact) a += pw[u] * sp[qi * SPLITS + t0 + u];
           }
         }
-        y[(h0 + g) * D + d] = a / lrow[g];
+        y[elem(kvh, z, o)] = a / lrow[qi];
       }
     }
-    if (tid == 0) atomicExchange(arrived[kvh], 0u);
+    if (tid == 0) atomicExchange(arrived[counter], 0u);
   }
 }

@@ -32,12 +32,15 @@ struct CompileOptions {
   std::vector<int64_t> tokens;
   linear::SelectOptions select;
   conv::ConvSelectOptions conv;
-  // Attention over the KV cache: Auto (tiled for prefill where it fits, else per row and head;
-  // one-row programs the decode kernel where it fits, else per row), or forced
+  // Attention over the KV cache: Auto (programs of up to 8 rows the decode kernel where it fits;
+  // more rows tiled where it fits, else per row and head), or forced
   // (`--force-attention rows|tiled`): rows takes the per-row kernels everywhere (one-row programs
   // included); tiled takes the tiled kernel for every program of more than one row (an error where
   // it cannot run them) and leaves one-row programs to Auto's choice.
   enum class AttentionKernel { Auto, Rows, Tiled } attention = AttentionKernel::Auto;
+  // Rows per workgroup of the decode kernel in programs of several rows (`--decode-attention-rows
+  // N`, 1..attention::kDecodeMaxRows; 0: the selection's).
+  uint32_t decode_attention_rows = 0;
   // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
   bool keep_intermediates = false;

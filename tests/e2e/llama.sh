@@ -95,7 +95,7 @@ vk inspect "$K"
 if out_has "embedding_q8csw" && out_has "rms_norm_f32" && out_has "run with the cache append in one dispatch" \
   && out_has "attention_decode_kvf16" && out_has "attention_tiled_kvf16" && out_has "argmax_f32" \
   && out_has "and the cache append in the same dispatch" && out_has "the last of the others to finish combines" \
-  && out_has "state (context 256): layers.0.k_cache 32.0 KiB" && out_has "vkqc.sync 16 B" \
+  && out_has "state (context 256): layers.0.k_cache 32.0 KiB" && out_has "vkqc.sync 64 B" \
   && out_has "silu_mul_f32"; then
   ok "inspect shows the decoder kernels and why"
 else
@@ -133,6 +133,20 @@ expect_pass "rows attention = reference (16 tokens)" run "$WORK/rows.vkqb" --tok
 expect_pass "split attention = reference (1 token)" run "$WORK/rows.vkqb" --tokens 1 --reference "$M/graph.json" --validation
 expect_error "bad --force-attention" "--force-attention must be rows or tiled, not 'flash'" -- \
   compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention flash -o "$WORK/forced.vkqb"
+# Batched / speculative decoding: a 4-token program on the decode kernel (causal per row), in the
+# selection's groups (G = 4: 2 rows per workgroup) and forced to groups of 3 (3 + 1).
+expect_writes "compile 4-row decode programs" "$WORK/multi.vkqb" compile "$M/graph.json" --target lavapipe --tokens 1,4 -o "$WORK/multi.vkqb"
+vk inspect "$WORK/multi.vkqb"
+if out_has "decode of 4 rows (causal per row)" && out_has "(2 groups of 2 rows)"; then ok "the 4-token program attends with the decode kernel"
+else fail "4-row decode attention" "$(last_run_report)"; fi
+expect_pass "4-row decode attention = reference" run "$WORK/multi.vkqb" --tokens 4 --reference "$M/graph.json" --validation
+expect_writes "compile --decode-attention-rows 3" "$WORK/multi3.vkqb" compile "$M/graph.json" --target lavapipe --tokens 4 --decode-attention-rows 3 -o "$WORK/multi3.vkqb"
+vk inspect "$WORK/multi3.vkqb"
+if out_has "(2 groups of up to 3 rows)"; then ok "--decode-attention-rows 3: groups of 3 rows"
+else fail "--decode-attention-rows 3" "$(last_run_report)"; fi
+expect_pass "groups of 3 rows = reference" run "$WORK/multi3.vkqb" --tokens 4 --reference "$M/graph.json" --validation
+expect_error "bad --decode-attention-rows" "--decode-attention-rows out of range (1..8)" -- \
+  compile "$M/graph.json" --target lavapipe --tokens 1,4 --decode-attention-rows 9 -o "$WORK/forced.vkqb"
 expect_writes "compile a stateless MLP" "$WORK/stateless.vkqb" compile "$SRC/examples/mlp/graph.json" --target lavapipe --tokens 1 -o "$WORK/stateless.vkqb"
 expect_error "generate on a stateless bundle" "no KV cache" -- generate "$WORK/stateless.vkqb" --prompt-ids 1
 finish

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "compiler/common/half.h"
+#include "compiler/kernels/attention/lower.h"
 #include "compiler/graph/synthetic.h"
 #include "compiler/passes/pipeline.h"
 #include "gpu_fixture.h"
@@ -47,11 +48,13 @@ using AttentionKernel = CompileOptions::AttentionKernel;
 
 Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> tokens = {},
                                      const std::string& profile = gpu_test::TestProfile(),
-                                     AttentionKernel attention = AttentionKernel::Auto, bool int_dot = false) {
+                                     AttentionKernel attention = AttentionKernel::Auto, bool int_dot = false,
+                                     uint32_t decode_rows = 0) {
   VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(profile));
   CompileOptions o;
   o.tokens = std::move(tokens);
   o.attention = attention;
+  o.decode_attention_rows = decode_rows;
   if (int_dot) o.select.force_accum = linear::Accum::IntDot;  // linears on the integer path
   return CompileGraph(g, p, o, 0);
 }
@@ -274,7 +277,12 @@ struct AttnCase {
   // that size, so a flushed or misdecoded value fails the relative check), every seventh value
   // zero: the decode kernel's exact decode of blocks holding subnormal halves.
   bool subnormal = false;
+  int64_t step = 1;  // rows of each run after the first (several: batched / speculative decoding)
+  uint32_t group_rows = 0;  // the decode kernel's rows per workgroup (--decode-attention-rows; 0: its selection)
 };
+
+// AttnCase::want_decode: the decode kernel where its shared memory fits the profile, else tiled.
+const char* const kDecodeWhereItFits = "decode where it fits";
 
 // q/k/v inputs [T, H*D] -> attention over state caches; programs `prefill` and 1 share the cache.
 ir::Graph AttentionGraph(const AttnCase& c) {
@@ -308,7 +316,10 @@ ir::Graph AttentionGraph(const AttnCase& c) {
 
 void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
   const ir::Graph g = AttentionGraph(c);
-  auto bundle = Compile(g, {1, c.prefill}, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force, c.linear);
+  std::vector<int64_t> programs{1, c.prefill};
+  if (c.step != 1 && c.step != c.prefill) programs.push_back(c.step);
+  auto bundle = Compile(g, programs, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force, c.linear,
+                        c.group_rows);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   gpu_test::Loaded l;
   ASSERT_TRUE(Load(*bundle, &l));
@@ -319,10 +330,12 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
   // fresh state on both sides.
   const std::string what = "hq " + std::to_string(c.hq) + " hkv " + std::to_string(c.hkv) + " D " +
                            std::to_string(c.d) + " S " + std::to_string(c.cache) + (c.f16 ? " f16" : " f32") +
-                           " T " + std::to_string(c.prefill) + " start " + std::to_string(c.start);
+                           " T " + std::to_string(c.prefill) + " start " + std::to_string(c.start) +
+                           (c.step > 1 ? " steps of " + std::to_string(c.step) : "") +
+                           (c.group_rows ? " groups of " + std::to_string(c.group_rows) : "");
   int32_t at = c.start;
   std::vector<int64_t> runs{c.prefill};
-  runs.insert(runs.end(), size_t(c.decode_steps), 1);
+  runs.insert(runs.end(), size_t(c.decode_steps), c.step);
   for (size_t run = 0; run < runs.size(); ++run) {
     const int64_t tokens = runs[run];
     if (at + tokens > c.cache) break;
@@ -335,7 +348,15 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
       EXPECT_EQ(std::string(li.variant).rfind(c.want, 0), 0u) << what << ": " << li.variant;
     }
     if (run > 0 && !c.want_decode.empty()) {
-      EXPECT_EQ(std::string(li.variant).rfind(c.want_decode, 0), 0u) << what << " decode: " << li.variant;
+      std::string want = c.want_decode;
+      if (want == kDecodeWhereItFits) {  // the decode kernel where its shared memory fits the profile, else tiled
+        auto p = LoadProfile(c.profile.empty() ? gpu_test::TestProfile() : c.profile);
+        ASSERT_TRUE(p.ok());
+        want = attention::SelectDecodeAttention(c.hq, c.hkv, c.d, c.cache, false, *p, c.step, c.group_rows).bk
+                   ? "attention_decode"
+                   : "attention_tiled";
+      }
+      EXPECT_EQ(std::string(li.variant).rfind(want, 0), 0u) << what << " decode: " << li.variant;
     }
     const uint32_t seed = uint32_t(tokens * 131 + at);
     const auto qv = RandomFloats(size_t(tokens * c.hq * c.d), seed, 0.5f);
@@ -408,11 +429,11 @@ TEST(Decoder, AttentionMatchesReference) {
   std::map<std::string, int> variants;
   const AttnCase cases[] = {
       {8, 8, 64, 61, true, 17, 0, "attention_rows", "", AttentionKernel::Rows},  // GQA ratio 1, rows kernel
-      {8, 2, 64, 300, true, 3, 0},      // ratio 4, split kernel
+      {8, 2, 64, 300, true, 3, 0, "attention_split", "", AttentionKernel::Rows},  // ratio 4, split kernel
       {16, 2, 128, 300, true, 17, 0, "attention_split", "", AttentionKernel::Rows},  // ratio 8, head_dim 128
       {16, 2, 128, 300, false, 17, 0, "attention_split", "", AttentionKernel::Rows},  // f32 cache
       {16, 4, 128, 130, false, 64, 66, "attention_rows", "", AttentionKernel::Rows},  // to the cache's end
-      {8, 1, 32, 200, true, 3, 196, "attention_tiled"},  // head_dim 32, tiles of 2 rows: to the cache's last row
+      {8, 1, 32, 200, true, 3, 196, "attention_tiled", "", AttentionKernel::Tiled},  // head_dim 32, tiles of 2 rows: to the cache's last row
       {8, 1, 32, 200, true, 3, 196, "attention_split", "", AttentionKernel::Rows},
       {4, 4, 128, 130, false, 1, 128},  // decode at the end of the cache, f32
       {32, 8, 64, 2048, true, 17, 1000, "attention_tiled"},
@@ -438,8 +459,8 @@ TEST(Decoder, AttentionMatchesReference) {
       // A GPU profile (android-16: f16 cache words by unpackHalf2x16, the integer decode for words
       // holding a subnormal half) for the split, rows and tiled kernels, with and without subnormals
       // and zeros in the cache; loads in batches of 8 with ragged ends (head_dim 6: 3 words; 61 keys).
-      {8, 2, 64, 300, true, 2, 60, "attention_split", "android-16", AttentionKernel::Auto, 1, "", false, true},
-      {8, 2, 64, 300, true, 2, 60, "attention_split", "android-16"},
+      {8, 2, 64, 300, true, 2, 60, "attention_split", "android-16", AttentionKernel::Rows, 1, "", false, true},
+      {8, 2, 64, 300, true, 2, 60, "attention_split", "android-16", AttentionKernel::Rows},
       {8, 8, 64, 61, true, 17, 0, "attention_rows", "android-16", AttentionKernel::Rows, 1, "", false, true},
       {4, 2, 6, 100, true, 3, 58, "attention_split", "android-16", AttentionKernel::Rows},
       {8, 2, 64, 300, true, 21, 5, "attention_tiled", "android-16", AttentionKernel::Auto, 1, "", false, true},
@@ -497,6 +518,50 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
   EXPECT_GT(variants["attention_decode_kvf32"], 0);
 }
 
+// The decode kernel for a few rows (batched or speculative decoding: programs of 2 to 8 tokens),
+// causal per row, in groups of rows per workgroup (the selection's: G x rows <= 8; forced: 1 to 8,
+// a last group partly idle): new rows that straddle a chunk boundary (each chunk appends its own,
+// rows of later groups read earlier groups' new rows from shared memory), one and several chunks,
+// GQA ratios 1 to 8, head_dim 2 to 128, f16 and f32 caches, runs to the cache's last row, f16
+// subnormals on a GPU profile, a linear reading y. A group of 32 queries needs 42.6 (head_dim 64)
+// or 48.6 KB (128) of shared memory: on lavapipe's 32 KiB those programs take the tiled kernel.
+TEST(Decoder, MultiRowDecodeAttentionMatchesReference) {
+  std::map<std::string, int> variants;
+  const std::string d = "attention_decode";
+  const auto A = AttentionKernel::Auto;
+  const AttnCase cases[] = {
+      // 1b-shaped: steps of 2 from 125 (127..128 straddles 128), then of 8 (123..130 and on) in
+      // the selection's groups of 2, one group of 8, groups of 3 (3, 3, 2) and of 1
+      {32, 8, 64, 2048, true, 5, 120, "", "", A, 3, d, false, false, 2},
+      {32, 8, 64, 2048, true, 3, 120, "", "", A, 2, d, false, false, 8},
+      {32, 8, 64, 2048, true, 3, 120, "", "", A, 2, kDecodeWhereItFits, false, false, 8, 8},
+      {32, 8, 64, 2048, true, 3, 120, "", "", A, 2, d, false, false, 8, 3},
+      {32, 8, 64, 2048, true, 3, 120, "", "", A, 2, d, false, false, 8, 1},
+      {8, 2, 64, 300, true, 1, 60, "", "", A, 3, d, false, false, 3},       // 61..63, 64..66 (a new chunk), 67..69
+      {8, 2, 64, 300, true, 1, 60, "", "", A, 3, d, false, false, 3, 3},    // the same in one group
+      {8, 8, 80, 70, true, 1, 45, "", "", A, 3, d, false, false, 8},        // ratio 1 (one group), to the last row
+      {8, 8, 80, 70, true, 1, 45, "", "", A, 3, d, false, false, 8, 3},
+      {16, 2, 128, 300, false, 1, 250, "", "", A, 3, d, false, false, 4},   // f32, head_dim 128, ratio 8
+      {16, 2, 128, 300, false, 1, 250, "", "", A, 3, kDecodeWhereItFits, false, false, 4, 4},  // 32 queries
+      {28, 4, 64, 90, false, 2, 30, "", "", A, 3, d, false, false, 4},      // ratio 7
+      {8, 2, 2, 40, false, 1, 20, "", "", A, 3, d, false, false, 5},        // head_dim 2 (blocks of 128), 5 rows
+      {8, 2, 2, 40, false, 1, 20, "", "", A, 3, d, false, false, 5, 4},
+      {4, 2, 6, 300, true, 1, 160, "", "", A, 2, d, false, false, 2},       // head_dim 6
+      {8, 2, 64, 9000, true, 1, 8500, "", "", A, 2, d, false, false, 4},    // chunks of 3 blocks
+      // subnormals: the test profile's integer decode and android-16's unpackHalf2x16 (16 KiB of
+      // shared memory: blocks of 16 keys)
+      {8, 2, 64, 300, true, 40, 20, "", "", A, 2, d, false, true, 3},
+      {8, 2, 64, 300, true, 40, 20, "", "android-16", A, 2, d, false, true, 2},
+      // y read by a linear that quantizes it per token
+      {32, 8, 64, 2048, true, 5, 120, "", "", A, 2, d, true, false, 4},
+      // 8 rows x 8 query heads per KV head in one group: past 32 queries, the tiled kernel
+      {16, 2, 128, 300, true, 1, 100, "", "", A, 2, "attention_tiled", false, false, 8, 8},
+  };
+  for (const AttnCase& c : cases) CheckAttention(c, &variants);
+  EXPECT_GT(variants["attention_decode_kvf16"], 0);
+  EXPECT_GT(variants["attention_decode_kvf32"], 0);
+}
+
 // Where the decode kernel is not taken (the reasons: AttentionSelect.DecodeKernel* and the CLI
 // e2e), one-row programs run the per-row kernels and the bundle has no sync state.
 TEST(Decoder, DecodeAttentionRefusalsRunPerRow) {
@@ -520,7 +585,7 @@ TEST(Decoder, DecodeAttentionRefusalsRunPerRow) {
     EXPECT_TRUE(v.rfind("attention_split", 0) == 0 || v.rfind("attention_rows", 0) == 0) << v;
     EXPECT_EQ(vkqc_model_state_count(l.model), 2u);
   }
-  // Taken: the sync state follows the graph's states, 4 bytes per KV head (16 at least).
+  // Taken: the sync state follows the graph's states, 4 bytes per (KV head, row group): 8 groups.
   auto b = Compile(AttentionGraph({8, 2, 64, 64, true, 1, 0}), {1});
   ASSERT_TRUE(b.ok()) << b.error().message;
   gpu_test::Loaded l;
@@ -529,7 +594,7 @@ TEST(Decoder, DecodeAttentionRefusalsRunPerRow) {
   vkqc_tensor_info si;
   ASSERT_EQ(vkqc_model_state_info(l.model, 2, &si), VKQC_OK);
   EXPECT_STREQ(si.name, "vkqc.sync");
-  EXPECT_EQ(si.size_bytes, 16u);
+  EXPECT_EQ(si.size_bytes, 2u * 8 * 4);
 }
 
 // --force-attention tiled where the tiled kernel cannot run is a compile error that says why;

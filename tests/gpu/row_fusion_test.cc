@@ -548,7 +548,7 @@ TEST(RowFusion, RopeAndAppendWithAttention) {
       ASSERT_TRUE(profile.ok());
       const bool fuses = profile->max_per_stage_descriptor_storage_buffers >= 8;
       CompileOptions o;
-      o.tokens = {1, 13};
+      o.tokens = {1, 3, 13};
       auto bundle = CompileGraph(g, *profile, o, 0);
       ASSERT_TRUE(bundle.ok()) << bundle.error().message;
       gpu_test::Loaded l;
@@ -558,8 +558,9 @@ TEST(RowFusion, RopeAndAppendWithAttention) {
       ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &l.model), VKQC_OK);
       std::map<std::string, std::vector<float>> state;
       int32_t at = 0;
-      // five prefills to position 65, then decode steps over two chunks of the decode kernel
-      for (uint32_t tokens : {13u, 13u, 13u, 13u, 13u, 1u, 1u, 1u}) {
+      // four prefills to position 52, then decode steps of one and three rows (batched /
+      // speculative decoding) over two chunks of the decode kernel: 62..64 crosses 64
+      for (uint32_t tokens : {13u, 13u, 13u, 13u, 3u, 1u, 3u, 3u, 3u, 1u, 1u, 13u, 1u}) {
         uint32_t prog = 0;
         ASSERT_EQ(vkqc_model_find_program(l.model, tokens, &prog), VKQC_OK);
         vkqc_layer_info li;
@@ -570,7 +571,7 @@ TEST(RowFusion, RopeAndAppendWithAttention) {
           EXPECT_STRNE(li.variant, "fused");
         }
         vkqc_model_layer_info(l.model, prog, 2, &li);
-        if (fuses && tokens == 1) {
+        if (fuses && tokens <= 3) {
           EXPECT_EQ(std::string(li.variant).rfind("attention_decode", 0), 0u) << li.variant;
         }
         const auto qv = RandomFloats(tokens * hq * d, tokens + at), kv = RandomFloats(tokens * hkv * d, tokens + at + 1),

@@ -9,6 +9,7 @@
 
 #include "compiler/common/log.h"
 #include "compiler/graph/vkqg_io.h"
+#include "compiler/kernels/attention/lower.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/profile/profile.h"
 #include "runtime/src/coopmat_khr.h"
@@ -99,6 +100,12 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     if (k == "rows") o.attention = CompileOptions::AttentionKernel::Rows;
     else if (k == "tiled") o.attention = CompileOptions::AttentionKernel::Tiled;
     else return UserError("--force-attention must be rows or tiled, not '" + k + "'");
+  }
+  if (a.Has("--decode-attention-rows")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--decode-attention-rows"), "--decode-attention-rows"));
+    if (v < 1 || v > attention::kDecodeMaxRows)
+      return UserError("--decode-attention-rows out of range (1.." + std::to_string(attention::kDecodeMaxRows) + ")");
+    o.decode_attention_rows = uint32_t(v);
   }
   o.keep_intermediates = a.Has("--keep-intermediates");
   if (a.Has("--gemv-max-m")) {
@@ -237,7 +244,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }  // namespace
 
 Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--sign-key"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
@@ -254,7 +261,7 @@ Status CmdCompile(const Args& a) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
@@ -265,7 +272,7 @@ Status CmdInspect(const Args& a) {
   }
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention",
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));

@@ -62,22 +62,36 @@ TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, 
   return c;
 }
 
-uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool pad) {
-  // queries, the new row, partial dots (one per invocation and head), scores, the block's values
-  // (rows padded by one pair where `pad`), running max / sum / correction and the reduction
-  // scratch per head, the last-arrival flag
-  return g * head_dim * 4 + 2 * head_dim * 4 + g * 128 * 4 + g * bk * 4 + bk * (head_dim + (pad ? 2 : 0)) * 4 +
-         g * 11 * 4 + 4;
+uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool pad, uint32_t group_rows,
+                               uint32_t rows) {
+  // queries, the new rows, partial dots (one per invocation and virtual query), scores, the block's
+  // values (rows padded by one pair where `pad`), running max / sum / correction and the reduction
+  // scratch per virtual query, the last-arrival flag
+  const uint32_t qv = g * group_rows;
+  return qv * head_dim * 4 + 2 * rows * head_dim * 4 + qv * 128 * 4 + qv * bk * 4 +
+         bk * (head_dim + (pad ? 2 : 0)) * 4 + qv * 11 * 4 + 4;
 }
 
 DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
-                                   bool rope_fused, const TargetProfile& profile) {
+                                   bool rope_fused, const TargetProfile& profile, int64_t rows, uint32_t group_rows) {
   DecodeChoice c;
   const int64_t g = heads / std::max<int64_t>(kv_heads, 1);
-  if (g > 32) {
+  if (g > kDecodeMaxQueries) {
     c.why = std::to_string(g) + " query heads per KV head (the decode kernel takes up to 32)";
     return c;
   }
+  if (rows > kDecodeMaxRows) {
+    c.why = std::to_string(rows) + " rows (the decode kernel takes up to " + std::to_string(kDecodeMaxRows) + ")";
+    return c;
+  }
+  c.group_rows = group_rows ? uint32_t(std::min<int64_t>(group_rows, rows))
+                            : uint32_t(std::clamp<int64_t>(kDecodeGroupQueries / g, 1, rows));
+  if (c.group_rows * g > kDecodeMaxQueries) {
+    c.why = std::to_string(c.group_rows) + " rows per workgroup x " + std::to_string(g) +
+            " query heads per KV head (the decode kernel takes up to 32 queries per workgroup)";
+    return c;
+  }
+  c.groups = uint32_t((rows + c.group_rows - 1) / c.group_rows);
   if (head_dim % 2 != 0 || head_dim > 256) {
     c.why = "head_dim " + std::to_string(head_dim) + " (the decode kernel takes even ones up to 256)";
     return c;
@@ -100,8 +114,8 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
     // The values' rows padded (no bank conflicts in the score phase's stores; 1% of the 1b decode
     // step on the H100) where that still fits, else not: the padding never changes the block.
     const uint32_t max_shared = profile.max_compute_shared_memory_size;
-    c.pad = AttentionDecodeShared(uint32_t(g), uint32_t(head_dim), bk, true) <= max_shared;
-    const uint32_t shared = AttentionDecodeShared(uint32_t(g), uint32_t(head_dim), bk, c.pad);
+    c.pad = AttentionDecodeShared(uint32_t(g), uint32_t(head_dim), bk, true, c.group_rows, uint32_t(rows)) <= max_shared;
+    const uint32_t shared = AttentionDecodeShared(uint32_t(g), uint32_t(head_dim), bk, c.pad, c.group_rows, uint32_t(rows));
     if (shared > max_shared) continue;
     c.bk = bk;
     c.shared = shared;
@@ -112,8 +126,9 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
     c.splits = uint32_t((uint64_t(cache_len) + c.chunk - 1) / c.chunk);
     return c;
   }
-  c.why = "head_dim " + std::to_string(head_dim) + " with " + std::to_string(g) +
-          " query heads per KV head: no block of 64, 32, 16 or 128 keys fits (shared memory " +
+  c.why = "head_dim " + std::to_string(head_dim) + " with " + std::to_string(g) + " query heads per KV head" +
+          (rows > 1 ? " and " + std::to_string(c.group_rows) + " of its " + std::to_string(rows) + " rows per workgroup"
+                    : std::string()) + ": no block of 64, 32, 16 or 128 keys fits (shared memory " +
           std::to_string(profile.max_compute_shared_memory_size) + " B)";
   return c;
 }
@@ -129,7 +144,8 @@ uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetP
     const bool rope = i < fuse.rope_q.size() && fuse.rope_q[i] >= 0;
     const int64_t s = g.tensors[size_t(op.inputs[3])].shape[1];
     const DecodeChoice c = SelectDecodeAttention(a.num_heads, a.num_kv_heads, a.head_dim, s, rope, profile);
-    if (c.bk) bytes = std::max<uint64_t>(bytes, uint64_t(a.num_kv_heads) * 4);
+    // one counter per (KV head, row group): up to kDecodeMaxRows groups in a program
+    if (c.bk) bytes = std::max<uint64_t>(bytes, uint64_t(a.num_kv_heads) * kDecodeMaxRows * 4);
   }
   return bytes ? (bytes + 15) / 16 * 16 : 0;
 }
@@ -149,8 +165,8 @@ linear::DispatchParams Grid(const std::string& shader, std::vector<std::string> 
   return d;
 }
 
-// One query row: the decode kernel, one dispatch (see SelectDecodeAttention).
-void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, PlanLayer& pl,
+// A few query rows: the decode kernel, one dispatch (see SelectDecodeAttention).
+void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, uint32_t rows, PlanLayer& pl,
                  const std::string& detail) {
   const ir::Op& op = ctx.op(i);
   const ir::AttentionAttrs& a = op.attention;
@@ -158,19 +174,20 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, Pl
   const int rq = ctx.fuse().rope_q[i], rk = ctx.fuse().rope_k[i];
   const uint32_t g = uint32_t(a.num_heads / a.num_kv_heads);
   std::vector<std::string> defs = {"VKQC_D=" + std::to_string(a.head_dim), "VKQC_G=" + std::to_string(g),
+                                   "VKQC_ROWS=" + std::to_string(rows), "VKQC_R=" + std::to_string(c.group_rows),
                                    "VKQC_BK=" + std::to_string(c.bk), "VKQC_VS_PAD=" + std::to_string(c.pad ? 1 : 0)};
   if (f16) defs.push_back("VKQC_KV_F16");
   if (f16 && c.f16_unpack) defs.push_back("VKQC_F16_UNPACK");
   if (rq >= 0) defs.push_back("VKQC_ROPE");
   if (rq >= 0 && ctx.op(size_t(rq)).rope.interleaved) defs.push_back("VKQC_INTERLEAVED");
-  linear::DispatchParams d = Grid("attention_decode.comp", defs, 128, c.splits, uint32_t(a.num_kv_heads), 1);
+  linear::DispatchParams d = Grid("attention_decode.comp", defs, 128, c.splits, uint32_t(a.num_kv_heads), c.groups);
   const uint32_t maxpos = rq >= 0 ? uint32_t(ctx.op(size_t(rq)).rope.max_positions) : 1;
   const int64_t s = ctx.tensor(op.inputs[3]).shape[1];
   d.spec = {{1, uint32_t(a.num_heads)}, {2, uint32_t(a.num_kv_heads)}, {3, uint32_t(s)}, {4, c.chunk},
             {5, c.splits}, {6, kernels::FloatBits(a.Scale())}, {7, maxpos}};
   d.shared_memory_bytes = c.shared;
   const kernels::Bind part =
-      ctx.Scratch(uint64_t(a.num_heads) * c.splits * (a.head_dim + 2) * 4, op.name + ".partials");
+      ctx.Scratch(uint64_t(rows) * a.num_heads * c.splits * (a.head_dim + 2) * 4, op.name + ".partials");
   const kernels::Bind sync = ctx.SyncState();
   const kernels::Bind pos = ctx.Read(op.inputs[5]);
   std::string fused_note;
@@ -189,8 +206,16 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, Pl
   }
   ctx.Dispatch(d, binds);
   pl.variant = std::string("attention_decode_kv") + (f16 ? "f16" : "f32");
-  pl.reason = "decode: one workgroup per (KV head, chunk of " + std::to_string(c.chunk) + " cache positions) reads " +
-              "each key and value once for the " + std::to_string(g) + " query heads sharing it, in blocks of " +
+  pl.reason = std::string(rows > 1 ? "decode of " + std::to_string(rows) + " rows (causal per row)" : "decode") +
+              ": one workgroup per (KV head, chunk of " + std::to_string(c.chunk) + " cache positions) reads " +
+              "each key and value once for the " +
+              (rows > 1 ? std::to_string(c.group_rows) + " rows x " : std::string()) + std::to_string(g) +
+              " query heads sharing it" +
+              (rows > 1 ? " (" + std::to_string(c.groups) + (c.groups == 1 ? " group of " : " groups of ") +
+                              (rows % c.group_rows ? "up to " : "") + std::to_string(c.group_rows) +
+                              (c.group_rows == 1 ? " row)" : " rows)")
+                        : std::string()) +
+              ", in blocks of " +
               std::to_string(c.bk) + " keys" +
               (c.splits > 1 ? "; chunks past the context return at once, the last of the others to finish combines "
                               "them (arrival counters in the bundle's sync state)"
@@ -222,15 +247,18 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   using AK = CompileOptions::AttentionKernel;
   const AK force = ctx.options().attention;
   std::string decode_why;
-  if (rows == 1 && force != AK::Rows) {
-    const DecodeChoice dc = SelectDecodeAttention(a.num_heads, a.num_kv_heads, a.head_dim, s, rq >= 0, ctx.profile());
+  // One row unless forced to the per-row kernels; a few rows unless forced to either other kernel.
+  if ((rows == 1 && force != AK::Rows) || (rows > 1 && rows <= kDecodeMaxRows && force == AK::Auto)) {
+    const DecodeChoice dc =
+        SelectDecodeAttention(a.num_heads, a.num_kv_heads, a.head_dim, s, rq >= 0, ctx.profile(), rows,
+                              ctx.options().decode_attention_rows);
     if (dc.bk) {
-      LowerDecode(ctx, i, dc, pl, detail);
+      LowerDecode(ctx, i, dc, uint32_t(rows), pl, detail);
       return {};
     }
-    decode_why = " (not the decode kernel: " + dc.why + ")";
-  } else if (rows == 1) {
-    decode_why = " (not the decode kernel: --force-attention rows)";
+    decode_why = "not the decode kernel: " + dc.why;
+  } else if (rows <= kDecodeMaxRows) {
+    decode_why = std::string("not the decode kernel: --force-attention ") + (force == AK::Rows ? "rows" : "tiled");
   }
   std::string fused_note;
   if (rq >= 0) {  // 1. rope of q and k and the append, one dispatch
@@ -278,7 +306,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     pl.variant = std::string("attention_tiled_kv") + (f16 ? "f16" : "f32");
     pl.reason = "prefill: " + std::to_string(tc.br) + " virtual rows (" + std::to_string(tb) + " query rows x " +
                 std::to_string(g) + " heads sharing a KV head) per workgroup read each 32-key block of K and V "
-                "once into shared memory" + fused_note;
+                "once into shared memory" + fused_note + (decode_why.empty() ? "" : " (" + decode_why + ")");
     pl.detail = detail + ", " + std::to_string(at.shared_memory_bytes) + " B shared";
     return {};
   }
@@ -300,7 +328,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     ctx.Dispatch(cb, {out.AsRead(), pos, y});
   }
   pl.variant = std::string(c.splits > 1 ? "attention_split" : "attention_rows") + "_kv" + (f16 ? "f16" : "f32");
-  pl.reason = c.reason + (rows > 1 ? " (not tiled: " + tc.why + ")" : decode_why) + fused_note;
+  std::string why_not = rows > 1 ? "not tiled: " + tc.why : std::string();
+  if (!decode_why.empty()) why_not += (why_not.empty() ? "" : "; ") + decode_why;
+  pl.reason = c.reason + (why_not.empty() ? std::string() : " (" + why_not + ")") + fused_note;
   pl.detail = detail;
   return {};
 }

@@ -1,7 +1,8 @@
-// attention lowering (kernels/lowering.h): append the run's K/V rows to the KV cache
-// (shaders/kv_append.comp), then attention.comp over the cache, split along the cache length
-// when few (row, head) pairs would leave the GPU idle (flash decoding, combined by
-// attention_combine.comp).
+// attention lowering (kernels/lowering.h): a few rows take the decode kernel (one dispatch with
+// the cache append, below); more rows append the run's K/V rows to the KV cache
+// (shaders/kv_append.comp or rope_append.comp), then the tiled kernel, or attention.comp over the
+// cache, split along the cache length when few (row, head) pairs would leave the GPU idle (flash
+// decoding, combined by attention_combine.comp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -34,24 +35,34 @@ uint32_t AttentionTiledShared(uint32_t br, uint32_t head_dim);
 TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, int64_t head_dim,
                                  uint32_t max_shared_bytes, bool forced = false);
 
-// The decode kernel (shaders/attention_decode.comp) for one-row programs: one workgroup of 128
-// per (KV head, chunk of the cache) serves the G query heads of that KV head, appends the new row
-// (and rotates q and k where the rope ops are fused into it), and the last chunk to finish combines
-// the chunks, counted in the bundle's sync state: one dispatch per layer. Taken where G <= 32,
-// head_dim is even and up to 256, a block of BK keys fits the target's shared memory (BK the first
-// of 64, 32, 16, 128 with head_dim a multiple of 2 x 128 / BK), and the target allows its storage
-// buffers per stage (8; 11 with the rope fused).
+// The decode kernel (shaders/attention_decode.comp) for programs of up to kDecodeMaxRows rows
+// (one token; a few: batched or speculative decoding): one workgroup of 128 per (KV head, chunk of
+// the cache, group of `group_rows` rows) serves the group's rows x G query heads of that KV head
+// (causal per row), appends the new rows (and rotates q and k where the rope ops are fused into
+// it), and the last chunk to finish combines the chunks, counted in the bundle's sync state: one
+// dispatch per layer. Rows per group: the most with group_rows x G <= kDecodeGroupQueries (a
+// workgroup's time grows with its queries; more groups read the same keys from L2), or the
+// caller's. Taken where G <= 32, head_dim is even and up to 256, a block of BK keys fits the
+// target's shared memory (BK the first of 64, 32, 16, 128 with head_dim a multiple of 2 x 128 /
+// BK), and the target allows its storage buffers per stage (8; 11 with the rope fused).
 struct DecodeChoice {
   uint32_t bk = 0;  // 0: not taken (`why` says why)
   uint32_t chunk = 0, splits = 0, shared = 0, storage_buffers = 0;
+  uint32_t group_rows = 1, groups = 1;  // rows per workgroup, row groups (the grid's z)
   bool pad = false;  // the values' shared rows padded by one pair
   bool f16_unpack = false;  // f16 cache words by unpackHalf2x16 (else the integer decode)
   std::string why;
 };
 constexpr uint32_t kDecodeMaxSplits = 64;
-uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool pad);
+constexpr int64_t kDecodeMaxRows = 8;
+constexpr int64_t kDecodeMaxQueries = 32;   // rows x query heads per KV head in one workgroup
+constexpr int64_t kDecodeGroupQueries = 8;  // the selection's rows per group: G x rows up to this
+uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool pad, uint32_t group_rows = 1,
+                               uint32_t rows = 1);
+// `group_rows` 0: the selection's.
 DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
-                                   bool rope_fused, const TargetProfile& profile);
+                                   bool rope_fused, const TargetProfile& profile, int64_t rows = 1,
+                                   uint32_t group_rows = 0);
 // Bytes of the sync state the graph's attention ops need on this target (0: none takes the decode
 // kernel; `--force-attention rows`: none).
 uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,

@@ -101,6 +101,51 @@ TEST(AttentionSelect, DecodeKernelBlocksChunksAndRefusals) {
   EXPECT_FALSE(tight.f16_unpack);
 }
 
+// Several rows (batched / speculative decoding): rows per workgroup the most with G x rows <= 8,
+// or forced; shared memory grows with the group's queries and the program's new rows; refusals.
+TEST(AttentionSelect, DecodeKernelRowGroups) {
+  auto hopper = LoadProfile("nvidia-hopper");
+  auto lvp = LoadProfile("lavapipe");
+  ASSERT_TRUE(hopper.ok() && lvp.ok());
+  struct Case {
+    int64_t heads, kv_heads, rows;
+    uint32_t forced, group_rows, groups, bk;
+  } cases[] = {
+      {32, 8, 2, 0, 2, 1, 64}, {32, 8, 8, 0, 2, 4, 64}, {32, 8, 5, 0, 2, 3, 64},  // G = 4
+      {16, 2, 4, 0, 1, 4, 64},                                                   // G = 8: a row each
+      {8, 8, 8, 0, 8, 1, 64},                                                    // G = 1: one group
+      {32, 8, 8, 8, 8, 1, 32},  // forced: 32 queries, blocks of 32 keys on 48 KiB
+      {32, 8, 8, 3, 3, 3, 64},  // forced: 3 + 3 + 2
+      {32, 8, 2, 8, 2, 1, 64},  // forced beyond the rows: the rows
+  };
+  for (const Case& c : cases) {
+    const auto d = attention::SelectDecodeAttention(c.heads, c.kv_heads, 64, 2048, true, *hopper, c.rows, c.forced);
+    const std::string what = std::to_string(c.heads) + "/" + std::to_string(c.kv_heads) + " rows " +
+                             std::to_string(c.rows) + " forced " + std::to_string(c.forced);
+    EXPECT_EQ(d.bk, c.bk) << what << ": " << d.why;
+    EXPECT_EQ(d.group_rows, c.group_rows) << what;
+    EXPECT_EQ(d.groups, c.groups) << what;
+    const uint32_t g = uint32_t(c.heads / c.kv_heads);
+    EXPECT_EQ(d.shared, attention::AttentionDecodeShared(g, 64, d.bk, d.pad, d.group_rows, uint32_t(c.rows))) << what;
+    EXPECT_LE(d.shared, hopper->max_compute_shared_memory_size) << what;
+  }
+  // 32 queries in a workgroup do not fit lavapipe's 32 KiB: not taken, and the reason says so.
+  const auto tight = attention::SelectDecodeAttention(32, 8, 64, 2048, true, *lvp, 8, 8);
+  EXPECT_EQ(tight.bk, 0u);
+  EXPECT_NE(tight.why.find("and 8 of its 8 rows per workgroup: no block of 64, 32, 16 or 128 keys fits"),
+            std::string::npos)
+      << tight.why;
+  const auto many = attention::SelectDecodeAttention(32, 8, 64, 2048, true, *hopper, 9);
+  EXPECT_EQ(many.bk, 0u);
+  EXPECT_NE(many.why.find("9 rows (the decode kernel takes up to 8)"), std::string::npos) << many.why;
+  const auto wide = attention::SelectDecodeAttention(16, 2, 64, 2048, true, *hopper, 8, 8);
+  EXPECT_EQ(wide.bk, 0u);
+  EXPECT_NE(wide.why.find("8 rows per workgroup x 8 query heads per KV head (the decode kernel takes up to 32 "
+                          "queries per workgroup)"),
+            std::string::npos)
+      << wide.why;
+}
+
 TEST(RopeTable, DoublePrecisionAnglesAndLlama3Scaling) {
   ir::RopeAttrs a;
   a.head_dim = 64;
