@@ -134,10 +134,10 @@ expect_pass "split attention = reference (1 token)" run "$WORK/rows.vkqb" --toke
 expect_error "bad --force-attention" "--force-attention must be rows or tiled, not 'flash'" -- \
   compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-attention flash -o "$WORK/forced.vkqb"
 # Batched / speculative decoding: a 4-token program on the decode kernel (causal per row), in the
-# selection's groups (G = 4: 2 rows per workgroup) and forced to groups of 3 (3 + 1).
+# selection's groups (G = 4: a row per workgroup) and forced to groups of 3 (3 + 1).
 expect_writes "compile 4-row decode programs" "$WORK/multi.vkqb" compile "$M/graph.json" --target lavapipe --tokens 1,4 -o "$WORK/multi.vkqb"
 vk inspect "$WORK/multi.vkqb"
-if out_has "decode of 4 rows (causal per row)" && out_has "(2 groups of 2 rows)"; then ok "the 4-token program attends with the decode kernel"
+if out_has "decode of 4 rows (causal per row)" && out_has "(4 groups of 1 row)"; then ok "the 4-token program attends with the decode kernel"
 else fail "4-row decode attention" "$(last_run_report)"; fi
 expect_pass "4-row decode attention = reference" run "$WORK/multi.vkqb" --tokens 4 --reference "$M/graph.json" --validation
 expect_writes "compile --decode-attention-rows 3" "$WORK/multi3.vkqb" compile "$M/graph.json" --target lavapipe --tokens 4 --decode-attention-rows 3 -o "$WORK/multi3.vkqb"

@@ -519,7 +519,8 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
 }
 
 // The decode kernel for a few rows (batched or speculative decoding: programs of 2 to 8 tokens),
-// causal per row, in groups of rows per workgroup (the selection's: G x rows <= 8; forced: 1 to 8,
+// causal per row, in groups of rows per workgroup (the selection's: G x rows <= 4 but at most 4
+// groups; forced: 1 to 8,
 // a last group partly idle): new rows that straddle a chunk boundary (each chunk appends its own,
 // rows of later groups read earlier groups' new rows from shared memory), one and several chunks,
 // GQA ratios 1 to 8, head_dim 2 to 128, f16 and f32 caches, runs to the cache's last row, f16
@@ -531,7 +532,7 @@ TEST(Decoder, MultiRowDecodeAttentionMatchesReference) {
   const auto A = AttentionKernel::Auto;
   const AttnCase cases[] = {
       // 1b-shaped: steps of 2 from 125 (127..128 straddles 128), then of 8 (123..130 and on) in
-      // the selection's groups of 2, one group of 8, groups of 3 (3, 3, 2) and of 1
+      // the selection's groups (1 row; of 8: 2 rows), one group of 8, groups of 3 (3, 3, 2) and of 1
       {32, 8, 64, 2048, true, 5, 120, "", "", A, 3, d, false, false, 2},
       {32, 8, 64, 2048, true, 3, 120, "", "", A, 2, d, false, false, 8},
       {32, 8, 64, 2048, true, 3, 120, "", "", A, 2, kDecodeWhereItFits, false, false, 8, 8},

@@ -85,7 +85,9 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
     return c;
   }
   c.group_rows = group_rows ? uint32_t(std::min<int64_t>(group_rows, rows))
-                            : uint32_t(std::clamp<int64_t>(kDecodeGroupQueries / g, 1, rows));
+                            : uint32_t(std::clamp<int64_t>(std::max<int64_t>(kDecodeGroupQueries / g,
+                                                                             (rows + kDecodeMaxGroups - 1) / kDecodeMaxGroups),
+                                                           1, rows));
   if (c.group_rows * g > kDecodeMaxQueries) {
     c.why = std::to_string(c.group_rows) + " rows per workgroup x " + std::to_string(g) +
             " query heads per KV head (the decode kernel takes up to 32 queries per workgroup)";

@@ -40,9 +40,9 @@ TiledChoice SelectTiledAttention(int64_t rows, int64_t heads, int64_t kv_heads, 
 // the cache, group of `group_rows` rows) serves the group's rows x G query heads of that KV head
 // (causal per row), appends the new rows (and rotates q and k where the rope ops are fused into
 // it), and the last chunk to finish combines the chunks, counted in the bundle's sync state: one
-// dispatch per layer. Rows per group: the most with group_rows x G <= kDecodeGroupQueries (a
-// workgroup's time grows with its queries; more groups read the same keys from L2), or the
-// caller's. Taken where G <= 32, head_dim is even and up to 256, a block of BK keys fits the
+// dispatch per layer. Rows per group: the most with group_rows x G <= kDecodeGroupQueries, but
+// at most kDecodeMaxGroups groups (a workgroup's time grows with its queries; more groups read the
+// same keys again, from L2: H100, 1b, bench/RESULTS.md 2026-11-28), or the caller's. Taken where G <= 32, head_dim is even and up to 256, a block of BK keys fits the
 // target's shared memory (BK the first of 64, 32, 16, 128 with head_dim a multiple of 2 x 128 /
 // BK), and the target allows its storage buffers per stage (8; 11 with the rope fused).
 struct DecodeChoice {
@@ -56,7 +56,8 @@ struct DecodeChoice {
 constexpr uint32_t kDecodeMaxSplits = 64;
 constexpr int64_t kDecodeMaxRows = 8;
 constexpr int64_t kDecodeMaxQueries = 32;   // rows x query heads per KV head in one workgroup
-constexpr int64_t kDecodeGroupQueries = 8;  // the selection's rows per group: G x rows up to this
+constexpr int64_t kDecodeGroupQueries = 4;  // the selection's rows per group: G x rows up to this,
+constexpr int64_t kDecodeMaxGroups = 4;     // unless that makes more groups than this
 uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool pad, uint32_t group_rows = 1,
                                uint32_t rows = 1);
 // `group_rows` 0: the selection's.

@@ -101,8 +101,8 @@ TEST(AttentionSelect, DecodeKernelBlocksChunksAndRefusals) {
   EXPECT_FALSE(tight.f16_unpack);
 }
 
-// Several rows (batched / speculative decoding): rows per workgroup the most with G x rows <= 8,
-// or forced; shared memory grows with the group's queries and the program's new rows; refusals.
+// Several rows (batched / speculative decoding): rows per workgroup the most with G x rows <= 4
+// but at most 4 groups, or forced; shared memory grows with the group's queries and the program's new rows; refusals.
 TEST(AttentionSelect, DecodeKernelRowGroups) {
   auto hopper = LoadProfile("nvidia-hopper");
   auto lvp = LoadProfile("lavapipe");
@@ -111,9 +111,10 @@ TEST(AttentionSelect, DecodeKernelRowGroups) {
     int64_t heads, kv_heads, rows;
     uint32_t forced, group_rows, groups, bk;
   } cases[] = {
-      {32, 8, 2, 0, 2, 1, 64}, {32, 8, 8, 0, 2, 4, 64}, {32, 8, 5, 0, 2, 3, 64},  // G = 4
-      {16, 2, 4, 0, 1, 4, 64},                                                   // G = 8: a row each
-      {8, 8, 8, 0, 8, 1, 64},                                                    // G = 1: one group
+      {32, 8, 2, 0, 1, 2, 64}, {32, 8, 4, 0, 1, 4, 64},  // G = 4: a row per workgroup up to 4 groups,
+      {32, 8, 8, 0, 2, 4, 64}, {32, 8, 5, 0, 2, 3, 64},  // then 4 groups (or fewer) of more rows
+      {16, 2, 4, 0, 1, 4, 64}, {16, 2, 8, 0, 2, 4, 64},  // G = 8
+      {8, 8, 8, 0, 4, 2, 64}, {8, 8, 3, 0, 3, 1, 64},    // G = 1: groups of 4 rows
       {32, 8, 8, 8, 8, 1, 32},  // forced: 32 queries, blocks of 32 keys on 48 KiB
       {32, 8, 8, 3, 3, 3, 64},  // forced: 3 + 3 + 2
       {32, 8, 2, 8, 2, 1, 64},  // forced beyond the rows: the rows
