@@ -46,7 +46,7 @@ const uint KB = 8;
 #define CACHE_T uint
 vec2 pair(uint w) {
 #ifdef VKQC_F16_UNPACK
-  if ((w & 0x7FFFu) - 1u >= 0x3FFu && ((w >> 16) & 0x7FFFu) - 1u >= 0x3FFu) return unpackHalf2x16(w);
+  if (!f16_pair_has_subnormal(w)) return unpackHalf2x16(w);
 #endif
   return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16));
 }

@@ -105,9 +105,6 @@ shared uint last;
 #ifdef VKQC_KV_F16
 #define CACHE_T uint
 uint cache_word(bool is_k, uint at) { return is_k ? kc[at] : vc[at]; }
-bool has_subnormal(uint w) {  // a half with exponent 0 and a nonzero mantissa
-  return (w & 0x7FFFu) - 1u < 0x3FFu || ((w >> 16) & 0x7FFFu) - 1u < 0x3FFu;
-}
 vec2 cache_value(uint w) { return vec2(f16_to_f32(w & 0xFFFFu), f16_to_f32(w >> 16)); }  // exact
 #else
 #define CACHE_T vec2
@@ -281,7 +278,7 @@ void main() {
         }
 #if defined(VKQC_KV_F16) && defined(VKQC_F16_UNPACK)
         bool sub = false;
-        [[unroll]] for (uint i = 0; i < DS / 2; ++i) sub = sub || has_subnormal(kw[i]) || has_subnormal(vw[i]);
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) sub = sub || f16_pair_has_subnormal(kw[i]) || f16_pair_has_subnormal(vw[i]);
         if (!sub) {
           [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
             kp[i] = unpackHalf2x16(kw[i]);

@@ -84,10 +84,11 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
     c.why = std::to_string(rows) + " rows (the decode kernel takes up to " + std::to_string(kDecodeMaxRows) + ")";
     return c;
   }
-  c.group_rows = group_rows ? uint32_t(std::min<int64_t>(group_rows, rows))
-                            : uint32_t(std::clamp<int64_t>(std::max<int64_t>(kDecodeGroupQueries / g,
-                                                                             (rows + kDecodeMaxGroups - 1) / kDecodeMaxGroups),
-                                                           1, rows));
+  // The selection's: up to kDecodeGroupQueries queries per workgroup, unless that makes more than
+  // kDecodeMaxGroups groups.
+  const int64_t by_queries = kDecodeGroupQueries / g, by_groups = (rows + kDecodeMaxGroups - 1) / kDecodeMaxGroups;
+  c.group_rows = uint32_t(group_rows ? std::min<int64_t>(group_rows, rows)
+                                     : std::clamp<int64_t>(std::max(by_queries, by_groups), 1, rows));
   if (c.group_rows * g > kDecodeMaxQueries) {
     c.why = std::to_string(c.group_rows) + " rows per workgroup x " + std::to_string(g) +
             " query heads per KV head (the decode kernel takes up to 32 queries per workgroup)";
