@@ -342,6 +342,34 @@ vkqc_status vkqc_model_run(vkqc_model m, uint32_t program) {
 
 uint32_t vkqc_model_max_context(vkqc_model m) { return m ? m->max_context : 0; }
 
+void vkqc_greedy_options_init(vkqc_greedy_options* o) {
+  if (!o) return;
+  *o = vkqc_greedy_options{};
+  o->struct_size = sizeof(*o);
+  o->program = o->token_input = o->token_output = VKQC_AUTO;
+  o->stop_token = -1;
+}
+
+vkqc_status vkqc_model_decode_greedy(vkqc_model m, const vkqc_greedy_options* options, int32_t first_token,
+                                     uint32_t max_tokens, int32_t* out_tokens, uint32_t* out_count,
+                                     double* out_gpu_ns) {
+  if (out_count) *out_count = 0;
+  if (out_gpu_ns) *out_gpu_ns = 0;
+  if (!m) return Invalid("model is null");
+  vkqc_greedy_options o;
+  vkqc_greedy_options_init(&o);
+  if (options) {
+    if (options->struct_size != sizeof(vkqc_greedy_options)) return Invalid("options.struct_size mismatch");
+    o = *options;
+  }
+  uint32_t n = 0;
+  double ns = 0;
+  const Err e = m->Note(m->DecodeGreedy(o, first_token, max_tokens, out_tokens, &n, &ns));
+  if (out_count) *out_count = n;
+  if (out_gpu_ns) *out_gpu_ns = ns;
+  return Report(e);
+}
+
 vkqc_status vkqc_model_metadata(vkqc_model m, const char* key, const void** out_data, size_t* out_size) {
   if (!m || !key || !out_data || !out_size) return Invalid("model, key and outputs must not be null");
   if (const auto* meta = m->view.bundle->metadata())

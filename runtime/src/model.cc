@@ -326,10 +326,16 @@ Err vkqc_model_t::Poison() {
 }
 
 Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer) {
-  const auto* pr = view.bundle->programs()->Get(pi);
-  Program& prog = programs[pi];
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   if (VkResult r = vkBeginCommandBuffer(cb, &bi); r != VK_SUCCESS) return VkFail(r, "vkBeginCommandBuffer");
+  RecordBody(pi, cb, ts, per_layer);
+  if (VkResult r = vkEndCommandBuffer(cb); r != VK_SUCCESS) return VkFail(r, "vkEndCommandBuffer");
+  return Ok();
+}
+
+void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer) {
+  const auto* pr = view.bundle->programs()->Get(pi);
+  Program& prog = programs[pi];
   // Order this run after everything earlier on the queue: weight upload and poisoning
   // (transfer), the previous run (compute), and host writes of the inputs.
   VkMemoryBarrier pre{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -386,8 +392,6 @@ Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool p
   post.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &post, 0, nullptr, 0,
                        nullptr);
-  if (VkResult r = vkEndCommandBuffer(cb); r != VK_SUCCESS) return VkFail(r, "vkEndCommandBuffer");
-  return Ok();
 }
 
 Err vkqc_model_t::Load(const vkqc_model_options& o) {
@@ -501,6 +505,9 @@ Err vkqc_model_t::PreparePosition(uint32_t pi) {
 
 Err vkqc_model_t::Settle() {
   if (lost) return Fail(VKQC_ERROR_DEVICE_LOST, "the device was lost; destroy the model (and the context)");
+  if (in_callback)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "called from vkqc_model_decode_greedy's on_token, which must not use the model");
+  if (auto e = WaitChain(ctx->timeout_ns); !e.ok()) return e;
   if (in_flight < 0) return Ok();
   Err e = Wait(ctx->timeout_ns);
   if (e.status == VKQC_ERROR_TIMEOUT)
@@ -645,6 +652,7 @@ void vkqc_model_t::Destroy() {
   // A submission in flight must finish before its resources go (a lost device returns at once).
   if (in_flight >= 0) vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX);
   vkDeviceWaitIdle(ctx->device);
+  DestroyChain();
   if (fence) vkDestroyFence(ctx->device, fence, ctx->alloc);
   for (auto& p : programs) {
     if (p.cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.cmd);

@@ -52,6 +52,19 @@ struct StateInfo {
   Buffer buffer;
 };
 
+// vkqc_model_decode_greedy's resources (greedy.cc), made on first use for one program and
+// configuration: per slot a command buffer (position in, the program, token out to the next run's
+// input and to the ring), its fence and two timestamps; the host-visible ring holds per slot the
+// position the run takes and the token it made.
+struct GreedyChain {
+  uint32_t program = UINT32_MAX, token_input = 0, token_output = 0, depth = 0;
+  std::vector<VkCommandBuffer> cmds;
+  std::vector<VkFence> fences;
+  std::vector<bool> pending;  // slot submitted and not waited for
+  Buffer ring;                // int32 [depth][2]: position, token
+  VkQueryPool queries = VK_NULL_HANDLE;
+};
+
 }  // namespace vkqc::rt
 
 struct vkqc_model_t {
@@ -76,6 +89,8 @@ struct vkqc_model_t {
   VkFence fence = VK_NULL_HANDLE;           // this model's runs (vkqc_model_submit / _wait / _run)
   int32_t in_flight = -1;                   // the program submitted and not yet waited for, or -1
   bool lost = false;                        // the device was lost: every call fails, destroy works
+  vkqc::rt::GreedyChain chain;              // vkqc_model_decode_greedy (greedy.cc)
+  bool in_callback = false;                 // inside decode_greedy's on_token: every other call fails
 
   vkqc::rt::Err Load(const vkqc_model_options& o);
   vkqc::rt::Err Run(uint32_t program);      // Submit + Wait(the context's timeout)
@@ -94,6 +109,11 @@ struct vkqc_model_t {
   vkqc::rt::Err ResetState();  // zeros every state buffer, position 0
   // Before a run: the position input of a stateful program, and the context bound.
   vkqc::rt::Err PreparePosition(uint32_t program);
+  // greedy.cc
+  vkqc::rt::Err DecodeGreedy(const vkqc_greedy_options& o, int32_t first_token, uint32_t max_tokens,
+                             int32_t* out_tokens, uint32_t* out_count, double* out_gpu_ns);
+  vkqc::rt::Err WaitChain(uint64_t timeout_ns);  // the chain's runs in flight
+  void DestroyChain();
   void Destroy();
 
  private:
@@ -105,6 +125,9 @@ struct vkqc_model_t {
   vkqc::rt::Err CreateDescriptors();
   vkqc::rt::Err Poison();
   vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer);
+  // Record's commands between begin and end (the chain records more around them).
+  void RecordBody(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer);
+  vkqc::rt::Err PrepareChain(uint32_t program, uint32_t token_input, uint32_t token_output, uint32_t depth);
   VkBuffer BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const;
   vkqc::rt::Err CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size);
 };

@@ -42,7 +42,21 @@ for emb in int8 int4; do
       fail "generate = numpy decoder ($emb, prompt $prompt)" "numpy: $want" "$(last_run_report)"
     fi
     out_has "prefill:" && out_has "decode: 31 steps" && out_has "tokens/s" || fail "generate prints speeds ($emb)" "$(last_run_report)"
+    out_has "tokens fed back on the GPU, 2 runs queued" || fail "greedy tokens fed back on the GPU by default ($emb)" "$(last_run_report)"
   done
+  # The run-and-read loop (--queue-depth 0) and deeper queues make the same tokens; --eos stops
+  # after that token although later runs were queued (vkqc_model_decode_greedy).
+  want=$(echo "$want" | grep '^tokens:')
+  for d in 0 1 4; do
+    vk generate "$B" --prompt-ids "$prompt" --max-new-tokens 32 --validation --queue-depth "$d"
+    if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want" ]; then ok "generate --queue-depth $d = numpy decoder ($emb)"
+    else fail "generate --queue-depth $d ($emb)" "numpy: $want" "$(last_run_report)"; fi
+  done
+  eos=$(echo "$want" | cut -d' ' -f2 | cut -d, -f6)
+  stop=$(echo "$want" | cut -d' ' -f2 | tr ',' '\n' | awk -v e="$eos" '{ printf "%s%s", (NR > 1 ? "," : ""), $0 } $0 == e { exit }')
+  vk generate "$B" --prompt-ids "$prompt" --max-new-tokens 32 --validation --eos "$eos" --queue-depth 3
+  if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "tokens: $stop" ]; then ok "generate --eos $eos stops after it with 3 runs queued ($emb)"
+  else fail "generate --eos ($emb)" "want tokens: $stop" "$(last_run_report)"; fi
   # Every op of the 16-token program against the numpy decoder's op on the GPU's inputs.
   if "$PY" "$SRC/tests/e2e/llama_per_op.py" "$VKQC" "$M" "$(echo $LONG | cut -d, -f1-16)" "$WORK/perop-$emb" \
       --force-accum dot > "$WORK/perop.log" 2>&1; then
@@ -117,6 +131,7 @@ s2=$(grep '^tokens:' "$OUT_FILE")
 expect_error "prompt id outside the vocabulary" "outside the vocabulary [0, 512)" -- generate "$B" --prompt-ids 1,512
 expect_error "context overflow" "need a context of 300" "holds 256" -- generate "$B" --prompt-ids "$PROMPT" --max-new-tokens 296
 expect_error "bad temperature" "--temperature must be >= 0" -- generate "$B" --prompt-ids 1 --temperature -1
+expect_error "bad queue depth" "--queue-depth must be 0" -- generate "$B" --prompt-ids 1 --queue-depth 5
 expect_error "empty prompt id" "--prompt-ids" -- generate "$B" --prompt-ids 1,,2
 # The tiled prefill attention (the default for the 16-token program: 8 query heads sharing 2 KV
 # heads of 32 in tiles of 8 rows x 4 heads), and the per-row kernels forced, against the reference.

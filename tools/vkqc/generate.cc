@@ -155,7 +155,30 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
   }
   r.prefill_wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   const auto t1 = Clock::now();
-  while (int64_t(r.tokens.size()) < o.max_new_tokens) {
+  const bool on_device = o.queue_depth > 0 && o.temperature <= 0 && step.next >= 0;
+  if (on_device && o.max_new_tokens > 0) {
+    // The first new token came from the prefill; the decode runs make the rest, each feeding its
+    // argmax to the next on the GPU.
+    r.tokens.push_back(next);
+    if (next != o.eos && o.max_new_tokens > 1) {
+      vkqc_greedy_options go;
+      vkqc_greedy_options_init(&go);
+      go.program = step.program;
+      go.token_input = uint32_t(step.ids);
+      go.token_output = uint32_t(step.next);
+      go.depth = o.queue_depth;
+      go.stop_token = o.eos >= 0 && o.eos <= INT32_MAX ? int32_t(o.eos) : -1;
+      std::vector<int32_t> got(size_t(o.max_new_tokens - 1));
+      uint32_t n = 0;
+      double ns = 0;
+      if (vkqc_model_decode_greedy(m, &go, next, uint32_t(got.size()), got.data(), &n, &ns) != VKQC_OK)
+        return UserError(vkqc_last_error());
+      r.tokens.insert(r.tokens.end(), got.begin(), got.begin() + n);
+      r.decode_steps = n;
+      r.decode_gpu_ms = ns / 1e6;
+    }
+  }
+  while (!on_device && int64_t(r.tokens.size()) < o.max_new_tokens) {
     r.tokens.push_back(next);
     if (next == o.eos || int64_t(r.tokens.size()) == o.max_new_tokens) break;
     if (vkqc_model_write_input(m, step.program, uint32_t(step.ids), &next, 4) != VKQC_OK)
@@ -173,10 +196,12 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
                 r.prefill_gpu_ms > 0 ? 1e3 * double(o.prompt.size()) / r.prefill_gpu_ms : 0.0, r.prefill_wall_ms,
                 1e3 * double(o.prompt.size()) / r.prefill_wall_ms);
     if (r.decode_steps > 0)
-      std::printf("decode: %lld steps, %.3f ms GPU per token (%.1f tokens/s), %.3f ms wall per token (%.1f tokens/s)\n",
+      std::printf("decode: %lld steps, %.3f ms GPU per token (%.1f tokens/s), %.3f ms wall per token (%.1f tokens/s); %s\n",
                   (long long)r.decode_steps, r.decode_gpu_ms / double(r.decode_steps),
                   r.decode_gpu_ms > 0 ? 1e3 * double(r.decode_steps) / r.decode_gpu_ms : 0.0,
-                  r.decode_wall_ms / double(r.decode_steps), 1e3 * double(r.decode_steps) / r.decode_wall_ms);
+                  r.decode_wall_ms / double(r.decode_steps), 1e3 * double(r.decode_steps) / r.decode_wall_ms,
+                  on_device ? ("tokens fed back on the GPU, " + std::to_string(o.queue_depth) + " runs queued").c_str()
+                            : "a run and a read per token");
   }
   std::string line;
   for (int32_t t : r.tokens) line += (line.empty() ? "" : ",") + std::to_string(t);
@@ -197,7 +222,8 @@ Result<tok::Tokenizer> BundleTokenizer(vkqc_model m) {
 
 Status CmdGenerate(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--prompt", "--chat", "--ignore-eos", "--max-new-tokens", "--position",
-                          "--temperature", "--top-k", "--top-p", "--seed", "--eos", "--device", "--validation", "--trusted-key"}));
+                          "--temperature", "--top-k", "--top-p", "--seed", "--eos", "--queue-depth", "--device", "--validation",
+                          "--trusted-key"}));
   if (a.pos.size() != 1 || a.Has("--prompt-ids") == a.Has("--prompt"))
     return UserError("usage: vkqc generate OUT.vkqb (--prompt TEXT [--chat] | --prompt-ids ID[,ID...]) "
                      "[--max-new-tokens N]");
@@ -228,6 +254,12 @@ Status CmdGenerate(const Args& a) {
   }
   if (a.Has("--eos")) {
     VKQC_ASSIGN_OR_RETURN(o.eos, ParseInt(a.Get("--eos"), "--eos"));
+  }
+  if (a.Has("--queue-depth")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t d, ParseInt(a.Get("--queue-depth"), "--queue-depth"));
+    if (d < 0 || d > 4)
+      return UserError("--queue-depth must be 0 (a run and a read per token) or 1-4 (runs queued with the token fed back on the GPU)");
+    o.queue_depth = uint32_t(d);
   }
   if (a.Has("--seed")) {
     VKQC_ASSIGN_OR_RETURN(int64_t s, ParseInt(a.Get("--seed"), "--seed"));

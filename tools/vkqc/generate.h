@@ -21,6 +21,9 @@ struct GenerateOptions {
   uint64_t seed = 1;
   int64_t eos = -1;        // stop after generating this id (-1: never)
   bool quiet = false;      // only the token line
+  // Greedy tokens from the argmax output: the runtime's device-side loop (vkqc_model_decode_greedy)
+  // with this many runs queued at once; 0: a run, a 4-byte read and a write per token from here.
+  uint32_t queue_depth = 2;
   const tok::Tokenizer* tokenizer = nullptr;  // prints the text as it is generated, and at the end
 };
 

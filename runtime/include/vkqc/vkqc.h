@@ -32,10 +32,10 @@ extern "C" {
  * option fields (struct_size) keep it. Bundles carry a format version; vkqc_bundle_format_version
  * is the newest this runtime reads (older ones are read too). */
 #define VKQC_VERSION_MAJOR 0
-#define VKQC_VERSION_MINOR 3
+#define VKQC_VERSION_MINOR 4
 #define VKQC_VERSION_PATCH 0
 #define VKQC_ABI_VERSION 1
-const char* vkqc_version(void);                 /* "0.2.0" */
+const char* vkqc_version(void);                 /* "0.4.0" */
 uint32_t vkqc_abi_version(void);                /* VKQC_ABI_VERSION of the library */
 uint32_t vkqc_bundle_format_version(void);      /* newest bundle format this runtime reads */
 
@@ -231,6 +231,37 @@ vkqc_status vkqc_model_wait(vkqc_model model, uint64_t timeout_ns);
  * compiled sizes over the prompt, then the tokens=1 program once per new token, feeding back the
  * previous token (README: "A generation loop in C"). */
 uint32_t vkqc_model_max_context(vkqc_model model);  /* positions the state holds; 0: stateless */
+
+/* Greedy decoding with the token fed back on the GPU. Runs a tokens=1 program of a stateful bundle
+ * up to max_tokens times from the model's position: the first run takes first_token, each later
+ * run the previous run's next-token output (the graph's argmax), copied into its token input by the
+ * GPU, with `depth` runs queued at once so the GPU does not wait for the host between tokens (a
+ * run-and-read loop leaves it idle for a submit, a fence wait and a read per token). Each run's
+ * token is passed to on_token in order and written to out_tokens[i] (max_tokens entries; may be
+ * NULL). Decoding stops after max_tokens runs, after a run whose token is stop_token, or when
+ * on_token returns nonzero; *out_count is the number of tokens delivered and the position advances
+ * by exactly that many (a run queued past the stop is waited for and discarded: the cache row it
+ * wrote lies past the position, where the next run writes again). Refused, running nothing, when
+ * position + max_tokens exceeds the max context. The program's outputs then hold the last run's,
+ * which may be a discarded one. on_token must not call functions of this model (they fail with
+ * VKQC_ERROR_INVALID_ARGUMENT). *out_gpu_ns (may be NULL): GPU time from the first run's start to
+ * the last delivered run's end, host gaps included (0 without timestamps on the queue). */
+typedef int (*vkqc_token_fn)(void* user_data, int32_t token);
+#define VKQC_AUTO 0xFFFFFFFFu
+typedef struct vkqc_greedy_options {
+  uint32_t struct_size;    /* sizeof(vkqc_greedy_options) */
+  uint32_t program;        /* VKQC_AUTO (default): the tokens=1 program */
+  uint32_t token_input;    /* VKQC_AUTO: the program's one i32 [1] input besides the position */
+  uint32_t token_output;   /* VKQC_AUTO: the program's first i32 [1] output */
+  uint32_t depth;          /* runs queued at once, 1-4; 0 (default): 2 */
+  int32_t stop_token;      /* -1 (default): none */
+  vkqc_token_fn on_token;  /* NULL: none */
+  void* user_data;
+} vkqc_greedy_options;
+void vkqc_greedy_options_init(vkqc_greedy_options* options);
+vkqc_status vkqc_model_decode_greedy(vkqc_model model, const vkqc_greedy_options* options, int32_t first_token,
+                                     uint32_t max_tokens, int32_t* out_tokens, uint32_t* out_count,
+                                     double* out_gpu_ns);
 
 /* An opaque entry the compiler carried from the graph into the bundle (e.g. "tokenizer": the
  * serialized tokenizer of an imported GGUF model; "description": one line of text about the

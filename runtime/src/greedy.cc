@@ -1,0 +1,247 @@
+// vkqc_model_decode_greedy: greedy decoding with each run's next token copied into the next run's
+// token input on the GPU, several runs queued at once. A run-and-read loop leaves the GPU idle
+// between tokens for the host's submit, fence wait and 4-byte read (0.11-0.12 ms per token on an
+// H100, bench/RESULTS.md 2026-11-24); here the host reads run i's token while run i + 1 executes.
+//
+// Per slot s (of `depth`) one command buffer, recorded once:
+//   the position from the ring (host-visible, written before the submit) -> the position input;
+//   the program as vkqc_model_run records it;
+//   the next-token output -> the token input (the following run's) and -> the ring (the host's).
+// Runs execute in submission order on the one queue; the barriers order each run after the last.
+#include <algorithm>
+#include <cstring>
+
+#include "model.h"
+
+using namespace vkqc::rt;
+
+namespace {
+
+bool IsI32Scalar(const IoInfo& io) { return io.dtype == VKQC_I32 && io.shape.size() == 1 && io.shape[0] == 1; }
+
+void Barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
+             VkAccessFlags dst) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = src;
+  mb.dstAccessMask = dst;
+  vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+void vkqc_model_t::DestroyChain() {
+  for (VkCommandBuffer cb : chain.cmds)
+    if (cb) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
+  for (VkFence f : chain.fences)
+    if (f) vkDestroyFence(ctx->device, f, ctx->alloc);
+  if (chain.queries) vkDestroyQueryPool(ctx->device, chain.queries, ctx->alloc);
+  DestroyBuffer(&chain.ring);
+  chain = GreedyChain{};
+}
+
+Err vkqc_model_t::WaitChain(uint64_t timeout_ns) {
+  for (size_t s = 0; s < chain.pending.size(); ++s) {
+    if (!chain.pending[s]) continue;
+    const VkResult r = vkWaitForFences(ctx->device, 1, &chain.fences[s], VK_TRUE, timeout_ns);
+    if (r == VK_TIMEOUT)
+      return Fail(VKQC_ERROR_TIMEOUT, "a greedy-decoding run is still running after " +
+                                          std::to_string(timeout_ns / 1000000) + " ms");
+    if (r != VK_SUCCESS) return Note(VkFail(r, "vkWaitForFences"));
+    vkResetFences(ctx->device, 1, &chain.fences[s]);
+    chain.pending[s] = false;
+  }
+  return Ok();
+}
+
+Err vkqc_model_t::PrepareChain(uint32_t pi, uint32_t tin, uint32_t tout, uint32_t depth) {
+  if (chain.program == pi && chain.token_input == tin && chain.token_output == tout && chain.depth == depth)
+    return Ok();
+  DestroyChain();  // nothing of it is in flight: the caller settled
+  const Program& p = programs[pi];
+  const bool timed = ctx->caps.timestamp_valid_bits != 0 && ctx->caps.timestamp_period > 0;
+  Err e = [&]() -> Err {
+    if (auto e = CreateBuffer(uint64_t(depth) * 8, true, &chain.ring); !e.ok()) return e;
+    if (!chain.ring.mapped) return Fail(VKQC_ERROR_OUT_OF_MEMORY, "no host-visible memory for the greedy-decoding ring");
+    if (timed) {
+      VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qci.queryCount = 2 * depth;
+      if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &chain.queries); r != VK_SUCCESS)
+        return VkFail(r, "vkCreateQueryPool");
+    }
+    chain.cmds.assign(depth, VK_NULL_HANDLE);
+    chain.fences.assign(depth, VK_NULL_HANDLE);
+    chain.pending.assign(depth, false);
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = ctx->pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = depth;
+    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, chain.cmds.data()); r != VK_SUCCESS) {
+      chain.cmds.clear();
+      return VkFail(r, "vkAllocateCommandBuffers");
+    }
+    const VkBuffer pos = p.inputs[size_t(p.position_input)].buffer.buffer;
+    const VkBuffer in = p.inputs[tin].buffer.buffer, out = p.outputs[tout].buffer.buffer;
+    for (uint32_t s = 0; s < depth; ++s) {
+      VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+      if (VkResult r = vkCreateFence(ctx->device, &fci, ctx->alloc, &chain.fences[s]); r != VK_SUCCESS)
+        return VkFail(r, "vkCreateFence");
+      VkCommandBuffer cb = chain.cmds[s];
+      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      if (VkResult r = vkBeginCommandBuffer(cb, &bi); r != VK_SUCCESS) return VkFail(r, "vkBeginCommandBuffer");
+      if (timed) vkCmdResetQueryPool(cb, chain.queries, 2 * s, 2);
+      // After the previous run: its shaders read the position and token inputs this run's copies
+      // overwrite, and its copies wrote the token input.
+      Barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+              VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+      if (timed) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, chain.queries, 2 * s);
+      const VkBufferCopy position{uint64_t(s) * 8, 0, 4};
+      vkCmdCopyBuffer(cb, chain.ring.buffer, pos, 1, &position);
+      RecordBody(pi, cb, VK_NULL_HANDLE, false);  // its first barrier orders the copy before the shaders
+      Barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+              VK_ACCESS_TRANSFER_READ_BIT);
+      const VkBufferCopy token{0, 0, 4}, ring{0, uint64_t(s) * 8 + 4, 4};
+      vkCmdCopyBuffer(cb, out, in, 1, &token);
+      vkCmdCopyBuffer(cb, out, chain.ring.buffer, 1, &ring);
+      Barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+              VK_ACCESS_HOST_READ_BIT);
+      if (timed) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, chain.queries, 2 * s + 1);
+      if (VkResult r = vkEndCommandBuffer(cb); r != VK_SUCCESS) return VkFail(r, "vkEndCommandBuffer");
+    }
+    return Ok();
+  }();
+  if (!e.ok()) {
+    DestroyChain();
+    return e;
+  }
+  chain.program = pi;
+  chain.token_input = tin;
+  chain.token_output = tout;
+  chain.depth = depth;
+  return Ok();
+}
+
+Err vkqc_model_t::DecodeGreedy(const vkqc_greedy_options& o, int32_t first_token, uint32_t max_tokens,
+                               int32_t* out_tokens, uint32_t* out_count, double* out_gpu_ns) {
+  *out_count = 0;
+  *out_gpu_ns = 0;
+  if (auto e = Settle(); !e.ok()) return e;
+  if (max_context == 0)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "greedy decoding needs a stateful bundle (a decoder compiled with attention "
+                                             "ops over state caches)");
+  // The program, its token input and its next-token output.
+  uint32_t pi = o.program;
+  if (pi == VKQC_AUTO) {
+    for (uint32_t i = 0; i < programs.size() && pi == VKQC_AUTO; ++i)
+      if (programs[i].tokens == 1) pi = i;
+    if (pi == VKQC_AUTO)
+      return Fail(VKQC_ERROR_INVALID_ARGUMENT, "the bundle has no tokens=1 program (compile with --tokens 1,...)");
+  } else if (pi >= programs.size()) {
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program index " + std::to_string(pi) + " out of range");
+  } else if (programs[pi].tokens != 1) {
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) + " runs " +
+                                                 std::to_string(programs[pi].tokens) +
+                                                 " tokens; greedy decoding runs a tokens=1 program");
+  }
+  const Program& p = programs[pi];
+  if (p.position_input < 0)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) + " has no position input");
+  uint32_t tin = o.token_input, tout = o.token_output;
+  if (tin == VKQC_AUTO) {
+    for (uint32_t i = 0; i < p.inputs.size(); ++i) {
+      if (int32_t(i) == p.position_input) continue;
+      if (tin != VKQC_AUTO || !IsI32Scalar(p.inputs[i]))
+        return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) + " has inputs besides the position "
+                                                 "other than one i32 [1] token id ('" + p.inputs[i].name +
+                                                 "'): give token_input");
+      tin = i;
+    }
+    if (tin == VKQC_AUTO)
+      return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) + " has no token input");
+  } else if (tin >= p.inputs.size() || int32_t(tin) == p.position_input || !IsI32Scalar(p.inputs[tin])) {
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "token_input " + std::to_string(tin) + " is not an i32 [1] input of program " +
+                                                 std::to_string(pi) + " other than its position");
+  }
+  if (tout == VKQC_AUTO) {
+    for (uint32_t i = 0; i < p.outputs.size() && tout == VKQC_AUTO; ++i)
+      if (IsI32Scalar(p.outputs[i])) tout = i;
+    if (tout == VKQC_AUTO)
+      return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) +
+                                                   " has no i32 [1] next-token output (the graph's argmax)");
+  } else if (tout >= p.outputs.size() || !IsI32Scalar(p.outputs[tout])) {
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT,
+                "token_output " + std::to_string(tout) + " is not an i32 [1] output of program " + std::to_string(pi));
+  }
+  const uint32_t depth = o.depth ? o.depth : 2;
+  if (depth > 4) return Fail(VKQC_ERROR_INVALID_ARGUMENT, "depth " + std::to_string(depth) + " is not in 1..4");
+  if (max_tokens == 0) return Ok();
+  if (uint64_t(position) + max_tokens > max_context)
+    return Fail(VKQC_ERROR_INVALID_ARGUMENT,
+                "context overflow: position " + std::to_string(position) + " + " + std::to_string(max_tokens) +
+                    " tokens exceeds the max context " + std::to_string(max_context) + " of this bundle's KV cache");
+  if (auto e = PrepareChain(pi, tin, tout, depth); !e.ok()) return e;
+
+  std::memcpy(p.inputs[tin].buffer.mapped, &first_token, 4);
+  auto* ring = static_cast<int32_t*>(chain.ring.mapped);
+  const uint32_t start = position;
+  const uint64_t mask = ctx->caps.timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx->caps.timestamp_valid_bits) - 1);
+  uint64_t t_first = 0, t_last = 0;
+  uint32_t submitted = 0, done = 0, delivered = 0;
+  bool stop = false;
+  Err err;
+  while (err.ok()) {
+    while (!stop && submitted < max_tokens && submitted - done < depth) {
+      const uint32_t s = submitted % depth;
+      ring[2 * s] = int32_t(start + submitted);
+      VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+      si.commandBufferCount = 1;
+      si.pCommandBuffers = &chain.cmds[s];
+      if (VkResult r = vkQueueSubmit(ctx->queue, 1, &si, chain.fences[s]); r != VK_SUCCESS) {
+        err = Note(VkFail(r, "vkQueueSubmit"));
+        break;
+      }
+      chain.pending[s] = true;
+      ++submitted;
+    }
+    if (!err.ok() || done == submitted) break;
+    const uint32_t s = done % depth;
+    const VkResult r = vkWaitForFences(ctx->device, 1, &chain.fences[s], VK_TRUE, ctx->timeout_ns);
+    if (r == VK_TIMEOUT) {
+      err = Fail(VKQC_ERROR_TIMEOUT, "greedy-decoding run " + std::to_string(done) + " is still running after the context's timeout (" +
+                                         std::to_string(ctx->timeout_ns / 1000000) + " ms)");
+      break;
+    }
+    if (r != VK_SUCCESS) {
+      err = Note(VkFail(r, "vkWaitForFences"));
+      break;
+    }
+    vkResetFences(ctx->device, 1, &chain.fences[s]);
+    chain.pending[s] = false;
+    ++done;
+    if (stop) continue;  // queued past the stop: discarded
+    const int32_t token = ring[2 * s + 1];
+    if (chain.queries) {
+      uint64_t t[2] = {0, 0};
+      if (VkResult q = vkGetQueryPoolResults(ctx->device, chain.queries, 2 * s, 2, sizeof(t), t, 8,
+                                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+          q == VK_SUCCESS) {
+        if (delivered == 0) t_first = t[0];
+        t_last = t[1];
+      }
+    }
+    if (out_tokens) out_tokens[delivered] = token;
+    ++delivered;
+    position = start + delivered;
+    if (o.stop_token >= 0 && token == o.stop_token) stop = true;
+    if (o.on_token) {
+      in_callback = true;
+      const int r2 = o.on_token(o.user_data, token);
+      in_callback = false;
+      if (r2 != 0) stop = true;
+    }
+  }
+  *out_count = delivered;
+  if (chain.queries && delivered > 0) *out_gpu_ns = double((t_last - t_first) & mask) * ctx->caps.timestamp_period;
+  return err;
+}
