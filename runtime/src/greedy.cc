@@ -1,13 +1,15 @@
-// vkqc_model_decode_greedy: greedy decoding with each run's next token copied into the next run's
-// token input on the GPU, several runs queued at once. A run-and-read loop leaves the GPU idle
-// between tokens for the host's submit, fence wait and 4-byte read (0.11-0.12 ms per token on an
-// H100, bench/RESULTS.md 2026-11-24); here the host reads run i's token while run i + 1 executes.
+// vkqc_model_decode_greedy: greedy decoding with each run's next token read by the next run on the
+// GPU, several runs queued at once. A run-and-read loop leaves the GPU idle between tokens for the
+// host's submit, fence wait and 4-byte read (0.11-0.12 ms per token on an H100, bench/RESULTS.md
+// 2026-11-24); here the host reads run i's token while run i + 1 executes.
 //
-// Per slot s (of `depth`) one command buffer, recorded once:
-//   the position from the ring (host-visible, written before the submit) -> the position input;
-//   the program as vkqc_model_run records it;
-//   the next-token output -> the token input (the following run's) and -> the ring (the host's).
-// Runs execute in submission order on the one queue; the barriers order each run after the last.
+// Slot s (of `depth`) has the program's command buffer, recorded once, with its own descriptor
+// sets: where the program binds its position input, its token input and its next-token output,
+// they bind the ring (host-visible): slot s's position (written by the host before the submit),
+// slot s - 1's token (written by the run before) and slot s's token (read by the host after the
+// fence). So nothing is copied and the command buffer has no command the program does not: the
+// runs execute in submission order on the one queue, the program's own first barrier ordering
+// each after the last.
 #include <algorithm>
 #include <cstring>
 
@@ -19,14 +21,6 @@ namespace {
 
 bool IsI32Scalar(const IoInfo& io) { return io.dtype == VKQC_I32 && io.shape.size() == 1 && io.shape[0] == 1; }
 
-void Barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
-             VkAccessFlags dst) {
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = src;
-  mb.dstAccessMask = dst;
-  vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
-}
-
 }  // namespace
 
 void vkqc_model_t::DestroyChain() {
@@ -35,6 +29,7 @@ void vkqc_model_t::DestroyChain() {
   for (VkFence f : chain.fences)
     if (f) vkDestroyFence(ctx->device, f, ctx->alloc);
   if (chain.queries) vkDestroyQueryPool(ctx->device, chain.queries, ctx->alloc);
+  if (chain.pool) vkDestroyDescriptorPool(ctx->device, chain.pool, ctx->alloc);
   DestroyBuffer(&chain.ring);
   chain = GreedyChain{};
 }
@@ -59,9 +54,20 @@ Err vkqc_model_t::PrepareChain(uint32_t pi, uint32_t tin, uint32_t tout, uint32_
   DestroyChain();  // nothing of it is in flight: the caller settled
   const Program& p = programs[pi];
   const bool timed = ctx->caps.timestamp_valid_bits != 0 && ctx->caps.timestamp_period > 0;
+  constexpr uint64_t kSlot = GreedyChain::kSlotBytes, kToken = GreedyChain::kTokenOffset;
   Err e = [&]() -> Err {
-    if (auto e = CreateBuffer(uint64_t(depth) * 8, true, &chain.ring); !e.ok()) return e;
+    if (auto e = CreateBuffer(depth * kSlot, true, &chain.ring); !e.ok()) return e;
     if (!chain.ring.mapped) return Fail(VKQC_ERROR_OUT_OF_MEMORY, "no host-visible memory for the greedy-decoding ring");
+    uint32_t nsets = 0, storage = 0, uniform = 0;
+    CountSets(pi, &nsets, &storage, &uniform);
+    VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(storage * depth, 1u)},
+                                  {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, std::max(uniform * depth, 1u)}};
+    VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pci.maxSets = std::max(nsets * depth, 1u);
+    pci.poolSizeCount = 2;
+    pci.pPoolSizes = ps;
+    if (VkResult r = vkCreateDescriptorPool(ctx->device, &pci, ctx->alloc, &chain.pool); r != VK_SUCCESS)
+      return VkFail(r, "vkCreateDescriptorPool");
     if (timed) {
       VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
       qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -72,6 +78,7 @@ Err vkqc_model_t::PrepareChain(uint32_t pi, uint32_t tin, uint32_t tout, uint32_
     chain.cmds.assign(depth, VK_NULL_HANDLE);
     chain.fences.assign(depth, VK_NULL_HANDLE);
     chain.pending.assign(depth, false);
+    chain.sets.assign(depth, {});
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = ctx->pool;
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -80,32 +87,27 @@ Err vkqc_model_t::PrepareChain(uint32_t pi, uint32_t tin, uint32_t tout, uint32_
       chain.cmds.clear();
       return VkFail(r, "vkAllocateCommandBuffers");
     }
-    const VkBuffer pos = p.inputs[size_t(p.position_input)].buffer.buffer;
-    const VkBuffer in = p.inputs[tin].buffer.buffer, out = p.outputs[tout].buffer.buffer;
     for (uint32_t s = 0; s < depth; ++s) {
+      const uint64_t here = s * kSlot, before = (s + depth - 1) % depth * kSlot;
+      auto bind = [&](const fbb::BufferSlice* b) -> std::pair<VkBuffer, uint64_t> {
+        const bool in = b->kind() == fbb::BufferKind::Input, out = b->kind() == fbb::BufferKind::Output;
+        if (in && int32_t(b->index()) == p.position_input) return {chain.ring.buffer, here + b->offset()};
+        if (in && b->index() == tin) return {chain.ring.buffer, before + kToken + b->offset()};
+        if (out && b->index() == tout) return {chain.ring.buffer, here + kToken + b->offset()};
+        return {BufferFor(pi, b), b->offset()};
+      };
+      if (auto e = WriteSets(pi, chain.pool, bind, &chain.sets[s]); !e.ok()) return e;
       VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
       if (VkResult r = vkCreateFence(ctx->device, &fci, ctx->alloc, &chain.fences[s]); r != VK_SUCCESS)
         return VkFail(r, "vkCreateFence");
       VkCommandBuffer cb = chain.cmds[s];
       VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
       if (VkResult r = vkBeginCommandBuffer(cb, &bi); r != VK_SUCCESS) return VkFail(r, "vkBeginCommandBuffer");
-      if (timed) vkCmdResetQueryPool(cb, chain.queries, 2 * s, 2);
-      // After the previous run: its shaders read the position and token inputs this run's copies
-      // overwrite, and its copies wrote the token input.
-      Barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-              VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-      if (timed) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, chain.queries, 2 * s);
-      const VkBufferCopy position{uint64_t(s) * 8, 0, 4};
-      vkCmdCopyBuffer(cb, chain.ring.buffer, pos, 1, &position);
-      RecordBody(pi, cb, VK_NULL_HANDLE, false);  // its first barrier orders the copy before the shaders
-      Barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-              VK_ACCESS_TRANSFER_READ_BIT);
-      const VkBufferCopy token{0, 0, 4}, ring{0, uint64_t(s) * 8 + 4, 4};
-      vkCmdCopyBuffer(cb, out, in, 1, &token);
-      vkCmdCopyBuffer(cb, out, chain.ring.buffer, 1, &ring);
-      Barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-              VK_ACCESS_HOST_READ_BIT);
+      if (timed) {
+        vkCmdResetQueryPool(cb, chain.queries, 2 * s, 2);
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, chain.queries, 2 * s);
+      }
+      RecordBody(pi, cb, VK_NULL_HANDLE, false, &chain.sets[s]);
       if (timed) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, chain.queries, 2 * s + 1);
       if (VkResult r = vkEndCommandBuffer(cb); r != VK_SUCCESS) return VkFail(r, "vkEndCommandBuffer");
     }
@@ -182,8 +184,10 @@ Err vkqc_model_t::DecodeGreedy(const vkqc_greedy_options& o, int32_t first_token
                     " tokens exceeds the max context " + std::to_string(max_context) + " of this bundle's KV cache");
   if (auto e = PrepareChain(pi, tin, tout, depth); !e.ok()) return e;
 
-  std::memcpy(p.inputs[tin].buffer.mapped, &first_token, 4);
-  auto* ring = static_cast<int32_t*>(chain.ring.mapped);
+  auto* ring = static_cast<uint8_t*>(chain.ring.mapped);
+  auto put = [&](uint64_t at, int32_t v) { std::memcpy(ring + at, &v, 4); };
+  constexpr uint64_t kSlot = GreedyChain::kSlotBytes, kToken = GreedyChain::kTokenOffset;
+  put((depth - 1) * kSlot + kToken, first_token);  // slot 0 reads the token of the slot before
   const uint32_t start = position;
   const uint64_t mask = ctx->caps.timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx->caps.timestamp_valid_bits) - 1);
   uint64_t t_first = 0, t_last = 0;
@@ -193,7 +197,7 @@ Err vkqc_model_t::DecodeGreedy(const vkqc_greedy_options& o, int32_t first_token
   while (err.ok()) {
     while (!stop && submitted < max_tokens && submitted - done < depth) {
       const uint32_t s = submitted % depth;
-      ring[2 * s] = int32_t(start + submitted);
+      put(s * kSlot, int32_t(start + submitted));
       VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
       si.commandBufferCount = 1;
       si.pCommandBuffers = &chain.cmds[s];
@@ -220,7 +224,8 @@ Err vkqc_model_t::DecodeGreedy(const vkqc_greedy_options& o, int32_t first_token
     chain.pending[s] = false;
     ++done;
     if (stop) continue;  // queued past the stop: discarded
-    const int32_t token = ring[2 * s + 1];
+    int32_t token;
+    std::memcpy(&token, ring + s * kSlot + kToken, 4);
     if (chain.queries) {
       uint64_t t[2] = {0, 0};
       if (VkResult q = vkGetQueryPoolResults(ctx->device, chain.queries, 2 * s, 2, sizeof(t), t, 8,

@@ -240,17 +240,56 @@ VkBuffer vkqc_model_t::BufferFor(uint32_t program, const vkqc::fb::bundle::Buffe
   return VK_NULL_HANDLE;
 }
 
-Err vkqc_model_t::CreateDescriptors() {
+void vkqc_model_t::CountSets(uint32_t pi, uint32_t* sets, uint32_t* storage, uint32_t* uniform) const {
   const auto* b = view.bundle;
+  const auto* pr = b->programs()->Get(pi);
+  for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci)
+    if (fbb::Command(pr->commands_type()->Get(ci)) == fbb::Command::Dispatch) {
+      ++*sets;
+      const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
+      for (const auto* bd : *b->pipelines()->Get(d->pipeline())->bindings())
+        ++*(bd->type() == fbb::DescriptorType::UniformBuffer ? uniform : storage);
+    }
+}
+
+Err vkqc_model_t::WriteSets(uint32_t pi, VkDescriptorPool from,
+                            const std::function<std::pair<VkBuffer, uint64_t>(const fbb::BufferSlice*)>& bind,
+                            std::vector<VkDescriptorSet>* out) {
+  const auto* b = view.bundle;
+  const auto* pr = b->programs()->Get(pi);
+  for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
+    if (fbb::Command(pr->commands_type()->Get(ci)) != fbb::Command::Dispatch) continue;
+    const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = from;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &set_layouts[d->pipeline()];
+    VkDescriptorSet set;
+    if (VkResult r = vkAllocateDescriptorSets(ctx->device, &ai, &set); r != VK_SUCCESS)
+      return VkFail(r, "vkAllocateDescriptorSets");
+    const auto* binds = b->pipelines()->Get(d->pipeline())->bindings();
+    std::vector<VkDescriptorBufferInfo> infos(d->buffers()->size());
+    std::vector<VkWriteDescriptorSet> writes(d->buffers()->size());
+    for (uint32_t si = 0; si < d->buffers()->size(); ++si) {
+      const auto* s = d->buffers()->Get(si);
+      const auto [buffer, offset] = bind(s);
+      infos[si] = {buffer, offset, s->size()};
+      writes[si] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[si].dstSet = set;
+      writes[si].dstBinding = binds->Get(si)->binding();
+      writes[si].descriptorCount = 1;
+      writes[si].descriptorType = VkDescriptorType(binds->Get(si)->type());
+      writes[si].pBufferInfo = &infos[si];
+    }
+    vkUpdateDescriptorSets(ctx->device, uint32_t(writes.size()), writes.data(), 0, nullptr);
+    out->push_back(set);
+  }
+  return Ok();
+}
+
+Err vkqc_model_t::CreateDescriptors() {
   uint32_t sets = 0, storage = 0, uniform = 0;
-  for (const auto* pr : *b->programs())
-    for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci)
-      if (fbb::Command(pr->commands_type()->Get(ci)) == fbb::Command::Dispatch) {
-        ++sets;
-        const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
-        for (const auto* bd : *b->pipelines()->Get(d->pipeline())->bindings())
-          ++(bd->type() == fbb::DescriptorType::UniformBuffer ? uniform : storage);
-      }
+  for (uint32_t pi = 0; pi < programs.size(); ++pi) CountSets(pi, &sets, &storage, &uniform);
   if (sets == 0) return Ok();
   VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(storage, 1u)},
                                 {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, std::max(uniform, 1u)}};
@@ -260,34 +299,9 @@ Err vkqc_model_t::CreateDescriptors() {
   pci.pPoolSizes = ps;
   if (VkResult r = vkCreateDescriptorPool(ctx->device, &pci, ctx->alloc, &pool); r != VK_SUCCESS)
     return VkFail(r, "vkCreateDescriptorPool");
-  for (uint32_t pi = 0; pi < b->programs()->size(); ++pi) {
-    const auto* pr = b->programs()->Get(pi);
-    for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
-      if (fbb::Command(pr->commands_type()->Get(ci)) != fbb::Command::Dispatch) continue;
-      const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
-      VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-      ai.descriptorPool = pool;
-      ai.descriptorSetCount = 1;
-      ai.pSetLayouts = &set_layouts[d->pipeline()];
-      VkDescriptorSet set;
-      if (VkResult r = vkAllocateDescriptorSets(ctx->device, &ai, &set); r != VK_SUCCESS)
-        return VkFail(r, "vkAllocateDescriptorSets");
-      const auto* binds = b->pipelines()->Get(d->pipeline())->bindings();
-      std::vector<VkDescriptorBufferInfo> infos(d->buffers()->size());
-      std::vector<VkWriteDescriptorSet> writes(d->buffers()->size());
-      for (uint32_t si = 0; si < d->buffers()->size(); ++si) {
-        const auto* s = d->buffers()->Get(si);
-        infos[si] = {BufferFor(pi, s), s->offset(), s->size()};
-        writes[si] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-        writes[si].dstSet = set;
-        writes[si].dstBinding = binds->Get(si)->binding();
-        writes[si].descriptorCount = 1;
-        writes[si].descriptorType = VkDescriptorType(binds->Get(si)->type());
-        writes[si].pBufferInfo = &infos[si];
-      }
-      vkUpdateDescriptorSets(ctx->device, uint32_t(writes.size()), writes.data(), 0, nullptr);
-      programs[pi].sets.push_back(set);
-    }
+  for (uint32_t pi = 0; pi < programs.size(); ++pi) {
+    auto bind = [&](const fbb::BufferSlice* s) { return std::make_pair(BufferFor(pi, s), uint64_t(s->offset())); };
+    if (auto e = WriteSets(pi, pool, bind, &programs[pi].sets); !e.ok()) return e;
   }
   return Ok();
 }
@@ -333,9 +347,11 @@ Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool p
   return Ok();
 }
 
-void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer) {
+void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer,
+                              const std::vector<VkDescriptorSet>* sets) {
   const auto* pr = view.bundle->programs()->Get(pi);
   Program& prog = programs[pi];
+  if (!sets) sets = &prog.sets;
   // Order this run after everything earlier on the queue: weight upload and poisoning
   // (transfer), the previous run (compute), and host writes of the inputs.
   VkMemoryBarrier pre{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -375,7 +391,7 @@ void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, b
       const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
       vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines[d->pipeline()]);
       vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layouts[d->pipeline()], 0, 1,
-                              &prog.sets[set_index++], 0, nullptr);
+                              &(*sets)[set_index++], 0, nullptr);
       if (d->push_constants() && d->push_constants()->size())
         vkCmdPushConstants(cb, layouts[d->pipeline()], VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_constants()->size(),
                            d->push_constants()->data());

@@ -1,5 +1,6 @@
 // A loaded bundle: device memory, pipelines and one recorded command buffer per program.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,15 +54,19 @@ struct StateInfo {
 };
 
 // vkqc_model_decode_greedy's resources (greedy.cc), made on first use for one program and
-// configuration: per slot a command buffer (position in, the program, token out to the next run's
-// input and to the ring), its fence and two timestamps; the host-visible ring holds per slot the
-// position the run takes and the token it made.
+// configuration: per slot the program's command buffer with descriptor sets that bind, instead of
+// the position input, the token input and the next-token output, the slot's position, the
+// previous slot's token and the slot's token in the host-visible ring; its fence and two
+// timestamps.
 struct GreedyChain {
+  static constexpr uint32_t kSlotBytes = 512, kTokenOffset = 256;  // offsets aligned for any binding
   uint32_t program = UINT32_MAX, token_input = 0, token_output = 0, depth = 0;
   std::vector<VkCommandBuffer> cmds;
   std::vector<VkFence> fences;
   std::vector<bool> pending;  // slot submitted and not waited for
-  Buffer ring;                // int32 [depth][2]: position, token
+  Buffer ring;                // per slot: the position at 0, the token the run makes at kTokenOffset
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  std::vector<std::vector<VkDescriptorSet>> sets;  // per slot, the program's with the ring bound
   VkQueryPool queries = VK_NULL_HANDLE;
 };
 
@@ -126,7 +131,15 @@ struct vkqc_model_t {
   vkqc::rt::Err Poison();
   vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer);
   // Record's commands between begin and end (the chain records more around them).
-  void RecordBody(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer);
+  void RecordBody(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer,
+                  const std::vector<VkDescriptorSet>* sets = nullptr);
+  // The program's descriptor sets, allocated from `pool`, each binding's buffer and offset from
+  // `bind` (the bundle's slice -> buffer and offset).
+  vkqc::rt::Err WriteSets(uint32_t program, VkDescriptorPool pool,
+                          const std::function<std::pair<VkBuffer, uint64_t>(const vkqc::fb::bundle::BufferSlice*)>& bind,
+                          std::vector<VkDescriptorSet>* out);
+  // Descriptor sets and bindings of a program's dispatches (pool sizes).
+  void CountSets(uint32_t program, uint32_t* sets, uint32_t* storage, uint32_t* uniform) const;
   vkqc::rt::Err PrepareChain(uint32_t program, uint32_t token_input, uint32_t token_output, uint32_t depth);
   VkBuffer BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const;
   vkqc::rt::Err CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size);

@@ -234,16 +234,19 @@ uint32_t vkqc_model_max_context(vkqc_model model);  /* positions the state holds
 
 /* Greedy decoding with the token fed back on the GPU. Runs a tokens=1 program of a stateful bundle
  * up to max_tokens times from the model's position: the first run takes first_token, each later
- * run the previous run's next-token output (the graph's argmax), copied into its token input by the
- * GPU, with `depth` runs queued at once so the GPU does not wait for the host between tokens (a
- * run-and-read loop leaves it idle for a submit, a fence wait and a read per token). Each run's
+ * run the previous run's next-token output (the graph's argmax), which it reads on the GPU (the
+ * runs bind a ring of positions and tokens in place of the position, token input and next-token
+ * output: no copies, no commands beyond the program's), with `depth` runs queued at once so the GPU
+ * does not wait for the host between tokens (a run-and-read loop leaves it idle for a submit, a
+ * fence wait and a read per token). Each run's
  * token is passed to on_token in order and written to out_tokens[i] (max_tokens entries; may be
  * NULL). Decoding stops after max_tokens runs, after a run whose token is stop_token, or when
  * on_token returns nonzero; *out_count is the number of tokens delivered and the position advances
  * by exactly that many (a run queued past the stop is waited for and discarded: the cache row it
  * wrote lies past the position, where the next run writes again). Refused, running nothing, when
- * position + max_tokens exceeds the max context. The program's outputs then hold the last run's,
- * which may be a discarded one. on_token must not call functions of this model (they fail with
+ * position + max_tokens exceeds the max context. The program's other outputs (e.g. logits) then
+ * hold the last run's, which may be a discarded one; its token input and next-token output buffers
+ * are not written. on_token must not call functions of this model (they fail with
  * VKQC_ERROR_INVALID_ARGUMENT). *out_gpu_ns (may be NULL): GPU time from the first run's start to
  * the last delivered run's end, host gaps included (0 without timestamps on the queue). */
 typedef int (*vkqc_token_fn)(void* user_data, int32_t token);
