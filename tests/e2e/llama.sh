@@ -48,7 +48,8 @@ for emb in int8 int4; do
   # after that token although later runs were queued (vkqc_model_decode_greedy).
   want=$(echo "$want" | grep '^tokens:')
   for d in 0 1 4; do
-    vk generate "$B" --prompt-ids "$prompt" --max-new-tokens 32 --validation --queue-depth "$d"
+    # (--warmup-ms: decode runs first, then a reset: the same tokens)
+    vk generate "$B" --prompt-ids "$prompt" --max-new-tokens 32 --validation --queue-depth "$d" $([ "$d" = 1 ] && echo --warmup-ms 100)
     if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want" ]; then ok "generate --queue-depth $d = numpy decoder ($emb)"
     else fail "generate --queue-depth $d ($emb)" "numpy: $want" "$(last_run_report)"; fi
   done
@@ -132,6 +133,7 @@ expect_error "prompt id outside the vocabulary" "outside the vocabulary [0, 512)
 expect_error "context overflow" "need a context of 300" "holds 256" -- generate "$B" --prompt-ids "$PROMPT" --max-new-tokens 296
 expect_error "bad temperature" "--temperature must be >= 0" -- generate "$B" --prompt-ids 1 --temperature -1
 expect_error "bad queue depth" "--queue-depth must be 0" -- generate "$B" --prompt-ids 1 --queue-depth 5
+expect_error "bad warm-up" "--warmup-ms must be in 0..60000" -- generate "$B" --prompt-ids 1 --warmup-ms -1
 expect_error "empty prompt id" "--prompt-ids" -- generate "$B" --prompt-ids 1,,2
 # The tiled prefill attention (the default for the 16-token program: 8 query heads sharing 2 KV
 # heads of 32 in tiles of 8 rows x 4 heads), and the per-row kernels forced, against the reference.

@@ -40,7 +40,7 @@ inline bool TakesValue(const std::string& k) {
                                   "--coopmat-tile", "--gemm-shape",
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",
-                                  "--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--eos", "--queue-depth",
+                                  "--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--eos", "--queue-depth", "--warmup-ms",
                                   "--prompt", "--max-context", "--quantize", "--requantize", "--input-layout", "--output-layout",
                                   "--input-shape", "--log-level", "--sign-key", "--trusted-key"};
   for (const char* v : kValued)

@@ -109,6 +109,15 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
     return UserError("the prompt (" + std::to_string(o.prompt.size()) + " tokens) and --max-new-tokens " +
                      std::to_string(o.max_new_tokens) + " need a context of " + std::to_string(need - 1) +
                      ", the bundle holds " + std::to_string(vkqc_model_max_context(m)));
+  if (o.warmup_ms > 0) {
+    const int32_t zero = 0;
+    if (vkqc_model_write_input(m, step.program, uint32_t(step.ids), &zero, 4) != VKQC_OK)
+      return UserError(vkqc_last_error());
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.warmup_ms);
+    while (std::chrono::steady_clock::now() < until)
+      if (vkqc_model_set_position(m, 0) != VKQC_OK || vkqc_model_run(m, step.program) != VKQC_OK)
+        return UserError(vkqc_last_error());
+  }
   if (vkqc_model_reset_state(m) != VKQC_OK) return UserError(vkqc_last_error());
 
   GenerateResult r;
@@ -222,7 +231,7 @@ Result<tok::Tokenizer> BundleTokenizer(vkqc_model m) {
 
 Status CmdGenerate(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--prompt", "--chat", "--ignore-eos", "--max-new-tokens", "--position",
-                          "--temperature", "--top-k", "--top-p", "--seed", "--eos", "--queue-depth", "--device", "--validation",
+                          "--temperature", "--top-k", "--top-p", "--seed", "--eos", "--queue-depth", "--warmup-ms", "--device", "--validation",
                           "--trusted-key"}));
   if (a.pos.size() != 1 || a.Has("--prompt-ids") == a.Has("--prompt"))
     return UserError("usage: vkqc generate OUT.vkqb (--prompt TEXT [--chat] | --prompt-ids ID[,ID...]) "
@@ -260,6 +269,10 @@ Status CmdGenerate(const Args& a) {
     if (d < 0 || d > 4)
       return UserError("--queue-depth must be 0 (a run and a read per token) or 1-4 (runs queued with the token fed back on the GPU)");
     o.queue_depth = uint32_t(d);
+  }
+  if (a.Has("--warmup-ms")) {
+    VKQC_ASSIGN_OR_RETURN(o.warmup_ms, ParseInt(a.Get("--warmup-ms"), "--warmup-ms"));
+    if (o.warmup_ms < 0 || o.warmup_ms > 60000) return UserError("--warmup-ms must be in 0..60000");
   }
   if (a.Has("--seed")) {
     VKQC_ASSIGN_OR_RETURN(int64_t s, ParseInt(a.Get("--seed"), "--seed"));

@@ -24,6 +24,10 @@ struct GenerateOptions {
   // Greedy tokens from the argmax output: the runtime's device-side loop (vkqc_model_decode_greedy)
   // with this many runs queued at once; 0: a run, a 4-byte read and a write per token from here.
   uint32_t queue_depth = 2;
+  // Runs the tokens=1 program for this long before generating (then resets the state), so that the
+  // speeds printed are those of a GPU at its working clocks: an H200 left idle runs its first
+  // ~0.2-0.3 s of work about 4x slower (bench/RESULTS.md 2026-11-28 session 8).
+  int64_t warmup_ms = 0;
   const tok::Tokenizer* tokenizer = nullptr;  // prints the text as it is generated, and at the end
 };
 
