@@ -1,5 +1,6 @@
 // C API boundary: argument checks, thread-local error messages, no exceptions escape.
 #include <cstdio>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <string>
@@ -190,8 +191,11 @@ vkqc_status vkqc_model_load(vkqc_context ctx, const void* data, size_t size, con
   vkqc_model_options o;
   vkqc_model_options_init(&o);
   if (options) {
-    if (options->struct_size != sizeof(vkqc_model_options)) return Invalid("options.struct_size mismatch");
-    o = *options;
+    // 0.3's struct ended at force_staging (force_staged_reads appended in 0.4).
+    constexpr uint32_t v1 = uint32_t(offsetof(vkqc_model_options, force_staged_reads));
+    if (options->struct_size < v1 || options->struct_size > sizeof(vkqc_model_options))
+      return Invalid("options.struct_size mismatch");
+    std::memcpy(&o, options, options->struct_size);
   }
   auto* m = new (std::nothrow) vkqc_model_t;
   if (!m) return Report(Fail(VKQC_ERROR_OUT_OF_MEMORY, "out of host memory"));
@@ -296,10 +300,18 @@ vkqc_status vkqc_model_read_output(vkqc_model m, uint32_t program, uint32_t inde
   if (!io) return st;
   if (!data || size != io->size)
     return Invalid("output '" + io->name + "' has " + std::to_string(io->size) + " bytes, got " + std::to_string(size));
-  if (!io->buffer.mapped) return Report(Fail(VKQC_ERROR_OUT_OF_MEMORY, "output memory is not host-visible"));
-  if (auto e = m->Settle(); !e.ok()) return Report(e);
-  std::memcpy(data, io->buffer.mapped, size);
-  return Report(Ok());
+  return Report(m->Note(m->ReadOutput(program, index, 0, data, size)));
+}
+
+vkqc_status vkqc_model_read_output_range(vkqc_model m, uint32_t program, uint32_t index, uint64_t offset, void* data,
+                                         size_t size) {
+  vkqc_status st;
+  const IoInfo* io = GetIo(m, program, index, true, &st);
+  if (!io) return st;
+  if ((!data && size) || offset > io->size || size > io->size - offset)
+    return Invalid("bytes [" + std::to_string(offset) + ", " + std::to_string(offset + size) + ") lie outside output '" +
+                   io->name + "' of " + std::to_string(io->size) + " bytes");
+  return Report(m->Note(m->ReadOutput(program, index, offset, data, size)));
 }
 
 vkqc_status vkqc_model_map_input(vkqc_model m, uint32_t program, uint32_t index, void** out) {

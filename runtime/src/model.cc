@@ -21,7 +21,8 @@ vkqc_dtype ToDType(fbb::DType t) { return vkqc_dtype(int(t)); }
 
 using namespace vkqc::rt;
 
-Err vkqc_model_t::CreateBuffer(uint64_t size, bool host_visible, Buffer* out) {
+Err vkqc_model_t::CreateBuffer(uint64_t size, Mem where, Buffer* out) {
+  const bool host_visible = where != Mem::Device;
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = std::max<uint64_t>(size, 16);
   bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
@@ -32,7 +33,12 @@ Err vkqc_model_t::CreateBuffer(uint64_t size, bool host_visible, Buffer* out) {
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(ctx->device, out->buffer, &req);
   int type = -1;
-  if (host_visible) {
+  if (where == Mem::Readback)
+    type = FindMemoryType(ctx->mem, req.memoryTypeBits,
+                          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
+                              VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  if (type >= 0) {
+  } else if (host_visible) {
     type = FindMemoryType(ctx->mem, req.memoryTypeBits,
                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT |
                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
@@ -60,6 +66,7 @@ Err vkqc_model_t::CreateBuffer(uint64_t size, bool host_visible, Buffer* out) {
     return VkFail(r2, "vkBindBufferMemory");
   out->size = size;
   out->host_visible = ctx->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+  out->cached = ctx->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
   if (out->host_visible) {
     if (VkResult r3 = vkMapMemory(ctx->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped); r3 != VK_SUCCESS)
       return VkFail(r3, "vkMapMemory");
@@ -411,6 +418,7 @@ void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, b
 }
 
 Err vkqc_model_t::Load(const vkqc_model_options& o) {
+  force_staged_reads = o.force_staged_reads != 0;
   if (auto e = ParseBundle(bytes.data(), bytes.size(), &view); !e.ok()) return e;
   if (!ctx->trusted_keys.empty()) {  // before anything touches the device
     const std::string why = vkqc::VerifyBundleSignature(bytes.data(), bytes.size(), ctx->trusted_keys.data(), ctx->trusted_keys.size());
@@ -628,39 +636,44 @@ Err vkqc_model_t::ReadArena(uint32_t pi, uint64_t offset, void* data, size_t siz
   return CopyToHost(p.arena.buffer, offset, data, size);
 }
 
-// Copies [offset, offset + size) of a device buffer to host memory through a staging buffer.
+// Copies [offset, offset + size) of a device buffer to host memory through the readback buffer
+// (host-cached memory where the device has it), grown to the largest read so far.
 Err vkqc_model_t::CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size) {
-  Buffer staging;
-  if (auto e = CreateBuffer(size, true, &staging); !e.ok()) return e;
-  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  cai.commandPool = ctx->pool;
-  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cai.commandBufferCount = 1;
-  VkCommandBuffer cb;
-  if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &cb); r != VK_SUCCESS) {
-    DestroyBuffer(&staging);
-    return VkFail(r, "vkAllocateCommandBuffers");
+  if (size == 0) return Ok();
+  if (readback.size < size) {
+    DestroyBuffer(&readback);
+    if (auto e = CreateBuffer(size, Mem::Readback, &readback); !e.ok()) return e;
+    if (!readback.mapped) return Fail(VKQC_ERROR_OUT_OF_MEMORY, "no host-visible memory for reads");
   }
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkBeginCommandBuffer(cb, &bi);
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr,
-                       0, nullptr);
-  VkBufferCopy copy{offset, 0, size};
-  vkCmdCopyBuffer(cb, src, staging.buffer, 1, &copy);
-  VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-  hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, nullptr, 0, nullptr);
-  vkEndCommandBuffer(cb);
-  Err e = ctx->SubmitAndWait(cb);
-  if (e.ok()) std::memcpy(data, staging.mapped, size);
-  vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
-  DestroyBuffer(&staging);
+  Err e = OneTimeCommands(ctx, [&](VkCommandBuffer cb) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    // After the host's reads of earlier contents (the fence of that submission ordered them).
+    VkBufferCopy copy{offset, 0, size};
+    vkCmdCopyBuffer(cb, src, readback.buffer, 1, &copy);
+    VkMemoryBarrier hb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    hb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, nullptr, 0,
+                         nullptr);
+  });
+  if (e.ok()) std::memcpy(data, readback.mapped, size);
   return e;
+}
+
+Err vkqc_model_t::ReadOutput(uint32_t pi, uint32_t index, uint64_t offset, void* data, size_t size) {
+  const IoInfo& io = programs[pi].outputs[index];
+  if (!io.buffer.mapped) return Fail(VKQC_ERROR_OUT_OF_MEMORY, "output memory is not host-visible");
+  if (auto e = Settle(); !e.ok()) return e;
+  // In place: cached memory, or a few bytes (a token id) where uncached reads cost less than a copy.
+  if (!force_staged_reads && (io.buffer.cached || size <= 256)) {
+    std::memcpy(data, static_cast<const uint8_t*>(io.buffer.mapped) + offset, size);
+    return Ok();
+  }
+  return CopyToHost(io.buffer.buffer, offset, data, size);
 }
 
 void vkqc_model_t::Destroy() {
@@ -687,4 +700,5 @@ void vkqc_model_t::Destroy() {
   for (auto m : modules) vkDestroyShaderModule(ctx->device, m, ctx->alloc);
   for (auto& st : states) DestroyBuffer(&st.buffer);
   DestroyBuffer(&weights);
+  DestroyBuffer(&readback);
 }

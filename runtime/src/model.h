@@ -16,7 +16,12 @@ struct Buffer {
   uint64_t size = 0;
   void* mapped = nullptr;  // host-visible buffers stay mapped
   bool host_visible = false;
+  bool cached = false;     // host-cached: the CPU reads it at memory speed
 };
+
+// Where a buffer lives: device memory; host-visible memory the CPU writes (device-local where the
+// device has such, the BAR of a discrete GPU); host-cached memory the CPU reads (readback).
+enum class Mem { Device, Upload, Readback };
 
 struct IoInfo {
   std::string name;
@@ -96,6 +101,8 @@ struct vkqc_model_t {
   bool lost = false;                        // the device was lost: every call fails, destroy works
   vkqc::rt::GreedyChain chain;              // vkqc_model_decode_greedy (greedy.cc)
   bool in_callback = false;                 // inside decode_greedy's on_token: every other call fails
+  vkqc::rt::Buffer readback;                // host-cached staging of reads, grown on demand
+  bool force_staged_reads = false;          // vkqc_model_options.force_staged_reads
 
   vkqc::rt::Err Load(const vkqc_model_options& o);
   vkqc::rt::Err Run(uint32_t program);      // Submit + Wait(the context's timeout)
@@ -111,6 +118,9 @@ struct vkqc_model_t {
   vkqc::rt::Err RunTimed(uint32_t program, double* layer_ns, double* total_ns);
   vkqc::rt::Err ReadArena(uint32_t program, uint64_t offset, void* data, size_t size);
   vkqc::rt::Err ReadState(uint32_t state, void* data, size_t size);
+  // An output's bytes [offset, offset + size): in place where its memory is host-cached or the read
+  // is small, else through the readback buffer.
+  vkqc::rt::Err ReadOutput(uint32_t program, uint32_t index, uint64_t offset, void* data, size_t size);
   vkqc::rt::Err ResetState();  // zeros every state buffer, position 0
   // Before a run: the position input of a stateful program, and the context bound.
   vkqc::rt::Err PreparePosition(uint32_t program);
@@ -122,7 +132,10 @@ struct vkqc_model_t {
   void Destroy();
 
  private:
-  vkqc::rt::Err CreateBuffer(uint64_t size, bool host_visible, vkqc::rt::Buffer* out);
+  vkqc::rt::Err CreateBuffer(uint64_t size, bool host_visible, vkqc::rt::Buffer* out) {
+    return CreateBuffer(size, host_visible ? vkqc::rt::Mem::Upload : vkqc::rt::Mem::Device, out);
+  }
+  vkqc::rt::Err CreateBuffer(uint64_t size, vkqc::rt::Mem where, vkqc::rt::Buffer* out);
   void DestroyBuffer(vkqc::rt::Buffer* b);
   vkqc::rt::Err Upload(uint64_t staging_bytes, bool force_staging);
   vkqc::rt::Err CreatePipelines();
@@ -142,5 +155,5 @@ struct vkqc_model_t {
   void CountSets(uint32_t program, uint32_t* sets, uint32_t* storage, uint32_t* uniform) const;
   vkqc::rt::Err PrepareChain(uint32_t program, uint32_t token_input, uint32_t token_output, uint32_t depth);
   VkBuffer BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const;
-  vkqc::rt::Err CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size);
+  vkqc::rt::Err CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size);  // through `readback`
 };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <random>
 
@@ -62,28 +63,44 @@ vkqc_status Run(vkqc_model m, uint32_t p, double* gpu_ns) {
   return vkqc_model_set_position(m, at + std::max<uint32_t>(vkqc_model_program_tokens(m, p), 1));
 }
 
-// The next token from the last row's logits: greedy, or sampled (temperature, top-k, top-p).
-int32_t Sample(const float* logits, int64_t vocab, const GenerateOptions& o, std::mt19937_64& rng) {
-  if (o.temperature <= 0) return int32_t(std::max_element(logits, logits + vocab) - logits);
-  std::vector<std::pair<float, int32_t>> c(static_cast<size_t>(vocab));
-  for (int64_t i = 0; i < vocab; ++i) c[size_t(i)] = {logits[i], int32_t(i)};
-  std::sort(c.begin(), c.end(), [](auto& a, auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-  size_t keep = o.top_k > 0 ? std::min<size_t>(size_t(o.top_k), c.size()) : c.size();
-  std::vector<double> p(keep);
+}  // namespace
+
+int32_t SampleToken(const float* logits, int64_t vocab, double temperature, int64_t top_k, double top_p,
+                    std::mt19937_64& rng) {
+  if (temperature <= 0) return int32_t(std::max_element(logits, logits + vocab) - logits);
+  auto before = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  std::vector<int32_t> c(static_cast<size_t>(vocab));
+  std::iota(c.begin(), c.end(), 0);
+  if (top_k > 0 && top_k < vocab) {  // the k largest, then in order
+    std::nth_element(c.begin(), c.begin() + top_k, c.end(), before);
+    c.resize(size_t(top_k));
+    std::sort(c.begin(), c.end(), before);
+  }
+  const float top = logits[*std::min_element(c.begin(), c.end(), before)];
+  std::vector<double> p(c.size());
   double sum = 0;
-  for (size_t i = 0; i < keep; ++i) sum += p[i] = std::exp((double(c[i].first) - c[0].first) / o.temperature);
-  if (o.top_p < 1.0) {
+  for (size_t i = 0; i < c.size(); ++i) sum += p[i] = std::exp((double(logits[c[i]]) - top) / temperature);
+  size_t keep = c.size();
+  if (top_p < 1.0) {
+    // The smallest prefix in order holding top_p of the mass: order grows until it holds it.
+    const bool sorted = top_k > 0 && top_k < vocab;
+    size_t done = sorted ? c.size() : 0, n = 0;
     double acc = 0;
-    size_t n = 0;
-    while (n < keep && acc < o.top_p * sum) acc += p[n++];
+    while (n < c.size() && acc < top_p * sum) {
+      if (n == done) {
+        const size_t more = std::min(c.size(), std::max<size_t>(256, 4 * done));
+        std::partial_sort(c.begin() + long(done), c.begin() + long(more), c.end(), before);
+        for (size_t i = done; i < more; ++i) p[i] = std::exp((double(logits[c[i]]) - top) / temperature);
+        done = more;
+      }
+      acc += p[n++];
+    }
     keep = std::max<size_t>(n, 1);
     p.resize(keep);
   }
   std::discrete_distribution<size_t> d(p.begin(), p.end());
-  return c[d(rng)].second;
+  return c[d(rng)];
 }
-
-}  // namespace
 
 Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
   if (vkqc_model_max_context(m) == 0)
@@ -131,10 +148,18 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
         return UserError(vkqc_last_error());
       return ids.back();
     }
-    std::vector<float> all(size_t(io.tokens) * size_t(io.vocab));
-    if (vkqc_model_read_output(m, io.program, uint32_t(io.logits), all.data(), all.size() * 4) != VKQC_OK)
+    // The last row only (a prefill's logits are tokens x vocab floats), through cached host memory.
+    const auto t0 = std::chrono::steady_clock::now();
+    row.resize(size_t(io.vocab));
+    if (vkqc_model_read_output_range(m, io.program, uint32_t(io.logits), uint64_t(io.tokens - 1) * row.size() * 4,
+                                     row.data(), row.size() * 4) != VKQC_OK)
       return UserError(vkqc_last_error());
-    return Sample(all.data() + size_t(io.tokens - 1) * size_t(io.vocab), io.vocab, o, rng);
+    const auto t1 = std::chrono::steady_clock::now();
+    const int32_t t = SampleToken(row.data(), io.vocab, o.temperature, o.top_k, o.top_p, rng);
+    r.read_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+    r.choose_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    ++r.samples;
+    return t;
   };
   using Clock = std::chrono::steady_clock;
   // Prefill in chunks: the largest compiled size that fits what is left.
@@ -212,6 +237,9 @@ Result<GenerateResult> Generate(vkqc_model m, const GenerateOptions& o) {
                   on_device ? ("tokens fed back on the GPU, " + std::to_string(o.queue_depth) + " runs queued").c_str()
                             : "a run and a read per token");
   }
+  if (!o.quiet && r.samples > 0)
+    std::printf("sampling on the host: %.3f ms per token reading the logits row, %.3f ms choosing\n",
+                r.read_ms / double(r.samples), r.choose_ms / double(r.samples));
   std::string line;
   for (int32_t t : r.tokens) line += (line.empty() ? "" : ",") + std::to_string(t);
   std::printf("tokens: %s\n", line.c_str());

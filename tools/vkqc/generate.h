@@ -2,6 +2,7 @@
 // (reset, prefill in chunks of the compiled token counts, then one tokens=1 run per new token).
 #pragma once
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,16 @@ struct GenerateResult {
   double prefill_gpu_ms = 0, prefill_wall_ms = 0;
   double decode_gpu_ms = 0, decode_wall_ms = 0;  // totals over the decode steps
   int64_t decode_steps = 0;
+  double read_ms = 0, choose_ms = 0;  // sampling on the host: the logits row's read, the choice
+  int64_t samples = 0;
 };
+
+// The next token from one row of logits: the first maximum where temperature <= 0, else a draw
+// from softmax(logits / temperature) over the top_k largest (0: all), cut to the smallest prefix
+// (by logit, then index) holding top_p of their mass. Orders only what top-k and top-p need
+// (a full sort of 128k logits took ~10 ms).
+int32_t SampleToken(const float* logits, int64_t vocab, double temperature, int64_t top_k, double top_p,
+                    std::mt19937_64& rng);
 
 // Runs the generation on a loaded model; prints progress and speeds unless quiet.
 Result<GenerateResult> Generate(vkqc_model model, const GenerateOptions& o);

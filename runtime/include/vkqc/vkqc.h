@@ -152,6 +152,9 @@ typedef struct vkqc_model_options {
   int poison_memory;             /* fill arena and outputs with 0xFF bytes (NaN) at load (tests) */
   int force_staging;             /* upload weights through the staging buffer even where their
                                     memory is host-visible (tests the discrete-GPU path) */
+  int force_staged_reads;        /* read every output through the GPU copy into cached host
+                                    memory (tests the discrete-GPU path of the reads below).
+                                    (Appended: struct_size from the older header is accepted.) */
 } vkqc_model_options;
 
 void vkqc_model_options_init(vkqc_model_options* options);
@@ -201,7 +204,14 @@ vkqc_status vkqc_model_output_info(vkqc_model model, uint32_t program, uint32_t 
 /* Copy in / out (size must equal the tensor's size_bytes). */
 vkqc_status vkqc_model_write_input(vkqc_model model, uint32_t program, uint32_t index, const void* data, size_t size);
 vkqc_status vkqc_model_read_output(vkqc_model model, uint32_t program, uint32_t index, void* data, size_t size);
-/* In-place access to host-visible input/output memory (no copy). */
+/* Bytes [offset, offset + size) of an output, e.g. the last row of [tokens, vocab] logits. Output
+ * memory is device memory the GPU writes at full speed; on a discrete GPU the CPU reads it
+ * uncached (a 512 KiB logits row took 8-17 ms to read in place on an H200), so this and
+ * vkqc_model_read_output copy reads of more than 256 bytes on the GPU into cached host memory
+ * first where the output's memory is not host-cached. */
+vkqc_status vkqc_model_read_output_range(vkqc_model model, uint32_t program, uint32_t index, uint64_t offset,
+                                         void* data, size_t size);
+/* In-place access to host-visible input/output memory (no copy; see above for reading large outputs). */
 vkqc_status vkqc_model_map_input(vkqc_model model, uint32_t program, uint32_t index, void** out_ptr);
 vkqc_status vkqc_model_map_output(vkqc_model model, uint32_t program, uint32_t index, void** out_ptr);
 
