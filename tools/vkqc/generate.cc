@@ -69,12 +69,23 @@ int32_t SampleToken(const float* logits, int64_t vocab, double temperature, int6
                     std::mt19937_64& rng) {
   if (temperature <= 0) return int32_t(std::max_element(logits, logits + vocab) - logits);
   auto before = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-  std::vector<int32_t> c(static_cast<size_t>(vocab));
-  std::iota(c.begin(), c.end(), 0);
+  std::vector<int32_t> c;
   if (top_k > 0 && top_k < vocab) {  // the k largest, then in order
-    std::nth_element(c.begin(), c.begin() + top_k, c.end(), before);
-    c.resize(size_t(top_k));
+    // One pass keeping the k best in a heap whose top is the worst of them: a later logit enters
+    // only when larger (an equal one has a larger index); most are rejected by one comparison.
+    c.assign(size_t(top_k), 0);
+    std::iota(c.begin(), c.end(), 0);
+    std::make_heap(c.begin(), c.end(), before);
+    for (int32_t i = int32_t(top_k); i < int32_t(vocab); ++i)
+      if (logits[i] > logits[c.front()]) {
+        std::pop_heap(c.begin(), c.end(), before);
+        c.back() = i;
+        std::push_heap(c.begin(), c.end(), before);
+      }
     std::sort(c.begin(), c.end(), before);
+  } else {
+    c.resize(static_cast<size_t>(vocab));
+    std::iota(c.begin(), c.end(), 0);
   }
   const float top = logits[*std::min_element(c.begin(), c.end(), before)];
   std::vector<double> p(c.size());
