@@ -17,6 +17,17 @@ inline ir::ConstData OwnBytes(const void* p, size_t n) {
   return ir::ConstData{owner, 0, n};
 }
 
+// Appends a tensor without data to g; returns its index.
+inline int AddTensor(ir::Graph& g, const std::string& name, std::vector<int64_t> shape,
+                     ir::DType dt = ir::DType::F32) {
+  ir::Tensor t;
+  t.name = name;
+  t.shape = std::move(shape);
+  t.dtype = dt;
+  g.tensors.push_back(std::move(t));
+  return int(g.tensors.size() - 1);
+}
+
 struct LayerSpec {
   int64_t k = 4, n = 4;
   bool q8ta = true;       // static int8 activations; else weight-only (float)

@@ -21,17 +21,9 @@
 namespace vkqc {
 namespace {
 
+using testing_graphs::AddTensor;
 using testing_graphs::OwnBytes;
 using testing_graphs::RandomFloats;
-
-int AddTensor(ir::Graph& g, const std::string& name, std::vector<int64_t> shape, ir::DType dt = ir::DType::F32) {
-  ir::Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.dtype = dt;
-  g.tensors.push_back(std::move(t));
-  return int(g.tensors.size() - 1);
-}
 
 int AddConst(ir::Graph& g, const std::string& name, std::vector<int64_t> shape, ir::DType dt, const void* p, size_t n) {
   const int t = AddTensor(g, name, std::move(shape), dt);

@@ -19,19 +19,11 @@
 namespace vkqc {
 namespace {
 
+using testing_graphs::AddTensor;
 using testing_graphs::OwnBytes;
 using testing_graphs::RandomFloats;
 
 constexpr int64_t kVocab = 61, kHq = 4, kHkv = 2, kD = 16, kCache = 40;
-
-int AddTensor(ir::Graph& g, const std::string& name, std::vector<int64_t> shape, ir::DType dt = ir::DType::F32) {
-  ir::Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.dtype = dt;
-  g.tensors.push_back(std::move(t));
-  return int(g.tensors.size() - 1);
-}
 
 int AddTable(ir::Graph& g, const std::string& name, int64_t cols, uint32_t seed) {
   const auto f = RandomFloats(size_t(kVocab * cols), seed, 0.6f);
@@ -149,13 +141,21 @@ std::vector<uint8_t> Cache(vkqc_model m, const char* name) {
   return raw;
 }
 
+// The decoder's bundle and the reference's greedy sequence of kSteps tokens from token 7.
+constexpr int kSteps = 30;
+struct Setup {
+  ir::Graph g = DecoderGraph();
+  std::vector<uint8_t> bundle = CompileDecoder(g);
+  std::vector<int32_t> want = ReferenceGreedy(g, 7, kSteps);
+  bool ok() const { return !bundle.empty() && want.size() == size_t(kSteps); }
+};
+
 TEST(GreedyDecode, MatchesReferenceAndTheRunAndReadLoopAtEveryDepth) {
-  const ir::Graph g = DecoderGraph();
-  const auto bundle = CompileDecoder(g);
-  ASSERT_FALSE(bundle.empty());
-  const int n = 30;
-  const auto want = ReferenceGreedy(g, 7, n);
-  ASSERT_EQ(want.size(), size_t(n));
+  const Setup su;
+  ASSERT_TRUE(su.ok());
+  const auto& bundle = su.bundle;
+  const auto& want = su.want;
+  const int n = kSteps;
   EXPECT_GE(std::set<int32_t>(want.begin(), want.end()).size(), 6u) << "the test sequence should vary";
   Model m;
   ASSERT_TRUE(LoadDecoder(bundle, &m));
@@ -214,12 +214,11 @@ int OnToken(void* user, int32_t token) {
 }
 
 TEST(GreedyDecode, StopsDiscardRunsQueuedPastThem) {
-  const ir::Graph g = DecoderGraph();
-  const auto bundle = CompileDecoder(g);
-  ASSERT_FALSE(bundle.empty());
-  const int n = 30;
-  const auto want = ReferenceGreedy(g, 7, n);
-  ASSERT_EQ(want.size(), size_t(n));
+  const Setup su;
+  ASSERT_TRUE(su.ok());
+  const auto& bundle = su.bundle;
+  const auto& want = su.want;
+  const int n = kSteps;
   // The stop token: the first one that appears late enough and not before.
   size_t at = 4;
   while (at < want.size() && std::find(want.begin(), want.begin() + long(at), want[at]) != want.begin() + long(at)) ++at;

@@ -1,6 +1,7 @@
 // VerifyGraph rules of the decoder ops and state tensors (compiler/graph/verify_decoder.cc), as
 // docs/graph-json.md states them: the valid graph passes, and each documented refusal is a
 // readable error naming the op or tensor.
+#include "compiler/graph/synthetic.h"
 #include "compiler/graph/verify.h"
 #include "graph_test_util.h"
 
@@ -17,12 +18,7 @@ enum T { kIds, kPos, kEmb, kNormW, kX0, kH, kQ, kK, kV, kQr, kKr, kKc, kVc, kA, 
 enum O { kEmbed, kNorm, kRopeQ, kRopeK, kAttn, kArgmax };
 
 int Add(ir::Graph& g, const char* name, std::vector<int64_t> shape, ir::DType dt = ir::DType::F32) {
-  ir::Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.dtype = dt;
-  g.tensors.push_back(std::move(t));
-  return int(g.tensors.size() - 1);
+  return testing_graphs::AddTensor(g, name, std::move(shape), dt);
 }
 
 ir::Op MakeOp(const char* name, ir::OpType type, std::vector<int> in, std::vector<int> out) {
