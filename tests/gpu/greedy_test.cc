@@ -143,7 +143,7 @@ std::vector<uint8_t> Cache(vkqc_model m, const char* name) {
 
 // The decoder's bundle and the reference's greedy sequence of kSteps tokens from token 7.
 constexpr int kSteps = 30;
-struct Setup {
+struct Case {
   ir::Graph g = DecoderGraph();
   std::vector<uint8_t> bundle = CompileDecoder(g);
   std::vector<int32_t> want = ReferenceGreedy(g, 7, kSteps);
@@ -151,7 +151,7 @@ struct Setup {
 };
 
 TEST(GreedyDecode, MatchesReferenceAndTheRunAndReadLoopAtEveryDepth) {
-  const Setup su;
+  const Case su;
   ASSERT_TRUE(su.ok());
   const auto& bundle = su.bundle;
   const auto& want = su.want;
@@ -214,7 +214,7 @@ int OnToken(void* user, int32_t token) {
 }
 
 TEST(GreedyDecode, StopsDiscardRunsQueuedPastThem) {
-  const Setup su;
+  const Case su;
   ASSERT_TRUE(su.ok());
   const auto& bundle = su.bundle;
   const auto& want = su.want;
