@@ -180,6 +180,10 @@ for name in mlp-android mlp-dot tiny; do
   echo "     ($name under qemu-aarch64: $SECS s)"
   run_app "$name" "$WORK/$name.vkqb" x86_64-128 && same "$name" arm64 x86_64-128
 done
+# The decoder's greedy tokens (vkqc_model_decode_greedy, printed by the app) agree too.
+ga=$(grep '^greedy:' "$WORK/tiny.arm64.txt" 2>/dev/null) gx=$(grep '^greedy:' "$WORK/tiny.x86_64-128.txt" 2>/dev/null)
+if [ -n "$ga" ] && [ "$ga" = "$gx" ]; then ok "tiny: arm64 and x86_64-128 greedy tokens on the device loop agree ($ga)"
+else fail "tiny greedy tokens differ or are missing" "arm64: $ga" "x86_64-128: $gx"; fi
 # The portable bundle also at x86_64's own width (AVX2, subgroup size 8).
 run_app mlp-android "$WORK/mlp-android.vkqb" x86_64 && same mlp-android arm64 x86_64
 echo "arm64: $(($(date +%s) - T0)) s in all (installs and build/vkqc: $T_SETUP s)"

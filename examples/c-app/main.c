@@ -2,7 +2,7 @@
  * reads a bundle into memory (as an Android app would from its assets), loads it from memory,
  * lists every program's inputs and outputs with their shapes and dtypes, fills the inputs with a
  * deterministic ramp, runs each program once and prints a checksum and the first values of every
- * output.
+ * output; for a decoder, then 8 greedy tokens from token 1 (vkqc_model_decode_greedy).
  *
  * usage: vkqc-c-app BUNDLE.vkqb [OUTPUTS.bin]
  * OUTPUTS.bin: every output's bytes, program by program, concatenated (scripts/arm64.sh compares
@@ -118,6 +118,19 @@ int main(int argc, char** argv) {
       free(data);
     }
     if (vkqc_model_max_context(model) && vkqc_model_reset_state(model) != VKQC_OK) status = fail("reset_state");
+  }
+  /* A decoder: 8 greedy tokens from token 1 at position 0, each fed back to the next run on the GPU. */
+  uint32_t step = 0;
+  if (status == 0 && vkqc_model_max_context(model) && vkqc_model_find_program(model, 1, &step) == VKQC_OK) {
+    int32_t tokens[8];
+    uint32_t n = 0;
+    if (vkqc_model_decode_greedy(model, NULL, 1, 8, tokens, &n, NULL) != VKQC_OK) {
+      status = fail("decode_greedy");
+    } else {
+      printf("greedy:");
+      for (uint32_t i = 0; i < n; ++i) printf("%s%d", i ? "," : " ", tokens[i]);
+      printf("\n");
+    }
   }
   vkqc_model_destroy(model);
   vkqc_context_destroy(ctx);

@@ -11,6 +11,8 @@
 // runs execute in submission order on the one queue, the program's own first barrier ordering
 // each after the last.
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 
 #include "model.h"
@@ -20,6 +22,17 @@ using namespace vkqc::rt;
 namespace {
 
 bool IsI32Scalar(const IoInfo& io) { return io.dtype == VKQC_I32 && io.shape.size() == 1 && io.shape[0] == 1; }
+
+// A refusal's message, formatted out of line (the runtime's size is a budget: tests/e2e/package.sh).
+__attribute__((format(printf, 2, 3), noinline)) Err Refuse(vkqc_status status, const char* fmt, ...) {
+  char buf[320];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return Fail(status, buf);
+}
+constexpr vkqc_status kInvalid = VKQC_ERROR_INVALID_ARGUMENT;
 
 }  // namespace
 
@@ -39,8 +52,8 @@ Err vkqc_model_t::WaitChain(uint64_t timeout_ns) {
     if (!chain.pending[s]) continue;
     const VkResult r = vkWaitForFences(ctx->device, 1, &chain.fences[s], VK_TRUE, timeout_ns);
     if (r == VK_TIMEOUT)
-      return Fail(VKQC_ERROR_TIMEOUT, "a greedy-decoding run is still running after " +
-                                          std::to_string(timeout_ns / 1000000) + " ms");
+      return Refuse(VKQC_ERROR_TIMEOUT, "a greedy-decoding run is still running after %llu ms",
+                    (unsigned long long)(timeout_ns / 1000000));
     if (r != VK_SUCCESS) return Note(VkFail(r, "vkWaitForFences"));
     vkResetFences(ctx->device, 1, &chain.fences[s]);
     chain.pending[s] = false;
@@ -52,7 +65,6 @@ Err vkqc_model_t::PrepareChain(uint32_t pi, uint32_t tin, uint32_t tout, uint32_
   if (chain.program == pi && chain.token_input == tin && chain.token_output == tout && chain.depth == depth)
     return Ok();
   DestroyChain();  // nothing of it is in flight: the caller settled
-  const Program& p = programs[pi];
   const bool timed = ctx->caps.timestamp_valid_bits != 0 && ctx->caps.timestamp_period > 0;
   constexpr uint64_t kSlot = GreedyChain::kSlotBytes, kToken = GreedyChain::kTokenOffset;
   Err e = [&]() -> Err {
@@ -88,15 +100,15 @@ Err vkqc_model_t::PrepareChain(uint32_t pi, uint32_t tin, uint32_t tout, uint32_
       return VkFail(r, "vkAllocateCommandBuffers");
     }
     for (uint32_t s = 0; s < depth; ++s) {
-      const uint64_t here = s * kSlot, before = (s + depth - 1) % depth * kSlot;
-      auto bind = [&](const fbb::BufferSlice* b) -> std::pair<VkBuffer, uint64_t> {
-        const bool in = b->kind() == fbb::BufferKind::Input, out = b->kind() == fbb::BufferKind::Output;
-        if (in && int32_t(b->index()) == p.position_input) return {chain.ring.buffer, here + b->offset()};
-        if (in && b->index() == tin) return {chain.ring.buffer, before + kToken + b->offset()};
-        if (out && b->index() == tout) return {chain.ring.buffer, here + kToken + b->offset()};
-        return {BufferFor(pi, b), b->offset()};
-      };
-      if (auto e = WriteSets(pi, chain.pool, bind, &chain.sets[s]); !e.ok()) return e;
+      // This slot's position, the slot before's token (the previous run's), this slot's token.
+      Rebind rb;
+      rb.ring = chain.ring.buffer;
+      rb.token_input = tin;
+      rb.token_output = tout;
+      rb.position_at = s * kSlot;
+      rb.token_in_at = (s + depth - 1) % depth * kSlot + kToken;
+      rb.token_out_at = s * kSlot + kToken;
+      if (auto e = WriteSets(pi, chain.pool, &rb, &chain.sets[s]); !e.ok()) return e;
       VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
       if (VkResult r = vkCreateFence(ctx->device, &fci, ctx->alloc, &chain.fences[s]); r != VK_SUCCESS)
         return VkFail(r, "vkCreateFence");
@@ -130,58 +142,52 @@ Err vkqc_model_t::DecodeGreedy(const vkqc_greedy_options& o, int32_t first_token
   *out_gpu_ns = 0;
   if (auto e = Settle(); !e.ok()) return e;
   if (max_context == 0)
-    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "greedy decoding needs a stateful bundle (a decoder compiled with attention "
-                                             "ops over state caches)");
+    return Refuse(kInvalid, "greedy decoding needs a stateful bundle (a decoder compiled with attention ops over "
+                            "state caches)");
   // The program, its token input and its next-token output.
   uint32_t pi = o.program;
   if (pi == VKQC_AUTO) {
     for (uint32_t i = 0; i < programs.size() && pi == VKQC_AUTO; ++i)
       if (programs[i].tokens == 1) pi = i;
     if (pi == VKQC_AUTO)
-      return Fail(VKQC_ERROR_INVALID_ARGUMENT, "the bundle has no tokens=1 program (compile with --tokens 1,...)");
+      return Refuse(kInvalid, "the bundle has no tokens=1 program (compile with --tokens 1,...)");
   } else if (pi >= programs.size()) {
-    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program index " + std::to_string(pi) + " out of range");
+    return Refuse(kInvalid, "program index %u out of range", pi);
   } else if (programs[pi].tokens != 1) {
-    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) + " runs " +
-                                                 std::to_string(programs[pi].tokens) +
-                                                 " tokens; greedy decoding runs a tokens=1 program");
+    return Refuse(kInvalid, "program %u runs %u tokens; greedy decoding runs a tokens=1 program", pi,
+                  programs[pi].tokens);
   }
   const Program& p = programs[pi];
   if (p.position_input < 0)
-    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) + " has no position input");
+    return Refuse(kInvalid, "program %u has no position input", pi);
   uint32_t tin = o.token_input, tout = o.token_output;
   if (tin == VKQC_AUTO) {
     for (uint32_t i = 0; i < p.inputs.size(); ++i) {
       if (int32_t(i) == p.position_input) continue;
       if (tin != VKQC_AUTO || !IsI32Scalar(p.inputs[i]))
-        return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) + " has inputs besides the position "
-                                                 "other than one i32 [1] token id ('" + p.inputs[i].name +
-                                                 "'): give token_input");
+        return Refuse(kInvalid, "program %u has inputs besides the position other than one i32 [1] token id ('%s'): "
+                                "give token_input", pi, p.inputs[i].name.c_str());
       tin = i;
     }
     if (tin == VKQC_AUTO)
-      return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) + " has no token input");
+      return Refuse(kInvalid, "program %u has no token input", pi);
   } else if (tin >= p.inputs.size() || int32_t(tin) == p.position_input || !IsI32Scalar(p.inputs[tin])) {
-    return Fail(VKQC_ERROR_INVALID_ARGUMENT, "token_input " + std::to_string(tin) + " is not an i32 [1] input of program " +
-                                                 std::to_string(pi) + " other than its position");
+    return Refuse(kInvalid, "token_input %u is not an i32 [1] input of program %u other than its position", tin, pi);
   }
   if (tout == VKQC_AUTO) {
     for (uint32_t i = 0; i < p.outputs.size() && tout == VKQC_AUTO; ++i)
       if (IsI32Scalar(p.outputs[i])) tout = i;
     if (tout == VKQC_AUTO)
-      return Fail(VKQC_ERROR_INVALID_ARGUMENT, "program " + std::to_string(pi) +
-                                                   " has no i32 [1] next-token output (the graph's argmax)");
+      return Refuse(kInvalid, "program %u has no i32 [1] next-token output (the graph's argmax)", pi);
   } else if (tout >= p.outputs.size() || !IsI32Scalar(p.outputs[tout])) {
-    return Fail(VKQC_ERROR_INVALID_ARGUMENT,
-                "token_output " + std::to_string(tout) + " is not an i32 [1] output of program " + std::to_string(pi));
+    return Refuse(kInvalid, "token_output %u is not an i32 [1] output of program %u", tout, pi);
   }
   const uint32_t depth = o.depth ? o.depth : 2;
-  if (depth > 4) return Fail(VKQC_ERROR_INVALID_ARGUMENT, "depth " + std::to_string(depth) + " is not in 1..4");
+  if (depth > 4) return Refuse(kInvalid, "depth %u is not in 1..4", depth);
   if (max_tokens == 0) return Ok();
   if (uint64_t(position) + max_tokens > max_context)
-    return Fail(VKQC_ERROR_INVALID_ARGUMENT,
-                "context overflow: position " + std::to_string(position) + " + " + std::to_string(max_tokens) +
-                    " tokens exceeds the max context " + std::to_string(max_context) + " of this bundle's KV cache");
+    return Refuse(kInvalid, "context overflow: position %u + %u tokens exceeds the max context %u of this bundle's KV cache",
+                  position, max_tokens, max_context);
   if (auto e = PrepareChain(pi, tin, tout, depth); !e.ok()) return e;
 
   auto* ring = static_cast<uint8_t*>(chain.ring.mapped);
@@ -212,8 +218,8 @@ Err vkqc_model_t::DecodeGreedy(const vkqc_greedy_options& o, int32_t first_token
     const uint32_t s = done % depth;
     const VkResult r = vkWaitForFences(ctx->device, 1, &chain.fences[s], VK_TRUE, ctx->timeout_ns);
     if (r == VK_TIMEOUT) {
-      err = Fail(VKQC_ERROR_TIMEOUT, "greedy-decoding run " + std::to_string(done) + " is still running after the context's timeout (" +
-                                         std::to_string(ctx->timeout_ns / 1000000) + " ms)");
+      err = Refuse(VKQC_ERROR_TIMEOUT, "greedy-decoding run %u is still running after the context's timeout (%llu ms)", done,
+                   (unsigned long long)(ctx->timeout_ns / 1000000));
       break;
     }
     if (r != VK_SUCCESS) {

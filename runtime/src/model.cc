@@ -259,9 +259,9 @@ void vkqc_model_t::CountSets(uint32_t pi, uint32_t* sets, uint32_t* storage, uin
     }
 }
 
-Err vkqc_model_t::WriteSets(uint32_t pi, VkDescriptorPool from,
-                            const std::function<std::pair<VkBuffer, uint64_t>(const fbb::BufferSlice*)>& bind,
+Err vkqc_model_t::WriteSets(uint32_t pi, VkDescriptorPool from, const Rebind* rebind,
                             std::vector<VkDescriptorSet>* out) {
+  const int32_t pos_input = programs[pi].position_input;
   const auto* b = view.bundle;
   const auto* pr = b->programs()->Get(pi);
   for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
@@ -279,8 +279,15 @@ Err vkqc_model_t::WriteSets(uint32_t pi, VkDescriptorPool from,
     std::vector<VkWriteDescriptorSet> writes(d->buffers()->size());
     for (uint32_t si = 0; si < d->buffers()->size(); ++si) {
       const auto* s = d->buffers()->Get(si);
-      const auto [buffer, offset] = bind(s);
-      infos[si] = {buffer, offset, s->size()};
+      infos[si] = {BufferFor(pi, s), s->offset(), s->size()};
+      if (rebind) {
+        const bool in = s->kind() == fbb::BufferKind::Input, out_ = s->kind() == fbb::BufferKind::Output;
+        const uint64_t at = in && int32_t(s->index()) == pos_input   ? rebind->position_at
+                            : in && s->index() == rebind->token_input ? rebind->token_in_at
+                            : out_ && s->index() == rebind->token_output ? rebind->token_out_at
+                                                                         : ~0ull;
+        if (at != ~0ull) infos[si] = {rebind->ring, at + s->offset(), s->size()};
+      }
       writes[si] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       writes[si].dstSet = set;
       writes[si].dstBinding = binds->Get(si)->binding();
@@ -306,10 +313,8 @@ Err vkqc_model_t::CreateDescriptors() {
   pci.pPoolSizes = ps;
   if (VkResult r = vkCreateDescriptorPool(ctx->device, &pci, ctx->alloc, &pool); r != VK_SUCCESS)
     return VkFail(r, "vkCreateDescriptorPool");
-  for (uint32_t pi = 0; pi < programs.size(); ++pi) {
-    auto bind = [&](const fbb::BufferSlice* s) { return std::make_pair(BufferFor(pi, s), uint64_t(s->offset())); };
-    if (auto e = WriteSets(pi, pool, bind, &programs[pi].sets); !e.ok()) return e;
-  }
+  for (uint32_t pi = 0; pi < programs.size(); ++pi)
+    if (auto e = WriteSets(pi, pool, nullptr, &programs[pi].sets); !e.ok()) return e;
   return Ok();
 }
 

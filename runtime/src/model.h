@@ -1,6 +1,5 @@
 // A loaded bundle: device memory, pipelines and one recorded command buffer per program.
 #pragma once
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -146,10 +145,14 @@ struct vkqc_model_t {
   // Record's commands between begin and end (the chain records more around them).
   void RecordBody(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer,
                   const std::vector<VkDescriptorSet>* sets = nullptr);
-  // The program's descriptor sets, allocated from `pool`, each binding's buffer and offset from
-  // `bind` (the bundle's slice -> buffer and offset).
-  vkqc::rt::Err WriteSets(uint32_t program, VkDescriptorPool pool,
-                          const std::function<std::pair<VkBuffer, uint64_t>(const vkqc::fb::bundle::BufferSlice*)>& bind,
+  // The program's descriptor sets, allocated from `pool`, binding the bundle's buffers, or with
+  // `rebind` (a greedy-decoding slot) its position input, token input and next-token output in the ring.
+  struct Rebind {
+    VkBuffer ring = VK_NULL_HANDLE;
+    uint32_t token_input = 0, token_output = 0;
+    uint64_t position_at = 0, token_in_at = 0, token_out_at = 0;
+  };
+  vkqc::rt::Err WriteSets(uint32_t program, VkDescriptorPool pool, const Rebind* rebind,
                           std::vector<VkDescriptorSet>* out);
   // Descriptor sets and bindings of a program's dispatches (pool sizes).
   void CountSets(uint32_t program, uint32_t* sets, uint32_t* storage, uint32_t* uniform) const;

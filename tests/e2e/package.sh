@@ -15,7 +15,7 @@ else
 fi
 grep -qiE "shaderc|spirv|nlohmann|gtest" "$R/CMakeCache.txt" && fail "the runtime-only build looked for compiler dependencies" \
   "$(grep -iE 'shaderc|spirv|nlohmann|gtest' "$R/CMakeCache.txt" | head -5)" || ok "the runtime-only build needs no compiler dependency"
-LIB=$(ls "$PREFIX"/lib*/libvkqc.so.0.2.0 2>/dev/null | head -1)
+LIB=$(ls "$PREFIX"/lib*/libvkqc.so.[0-9]*.[0-9]*.[0-9]* 2>/dev/null | head -1)
 for f in include/vkqc/vkqc.h; do [ -f "$PREFIX/$f" ] || fail "installed $f"; done
 if [ -n "$LIB" ] && ls "$PREFIX"/lib*/libvkqc_runtime.a "$PREFIX"/lib*/cmake/vkqc/vkqcConfig.cmake \
      "$PREFIX"/lib*/pkgconfig/vkqc.pc > /dev/null 2>&1; then
@@ -60,5 +60,12 @@ for b in tiny mlp; do
     fail "C app on $b" "exit $rc" "$out"
   fi
 done
+# The decoder's greedy tokens through the installed library = vkqc generate's from prompt [1].
+out=$(LD_LIBRARY_PATH=$(dirname "$LIB") timeout 300 "$WORK/app/vkqc-c-app" "$WORK/tiny.vkqb" 2>&1)
+app=$(echo "$out" | sed -n 's/^greedy: //p')
+vk generate "$WORK/tiny.vkqb" --prompt-ids 1 --max-new-tokens 8 --ignore-eos
+cli=$(sed -n 's/^tokens: //p' "$OUT_FILE")
+if [ -n "$app" ] && [ "$app" = "$cli" ]; then ok "the C app's vkqc_model_decode_greedy = vkqc generate ($app)"
+else fail "C app greedy tokens" "app: $app" "generate: $cli" "$out"; fi
 echo "$out" | head -12
 finish
