@@ -523,6 +523,159 @@ void loop_general(uint t, uint n0, uint mbase) {
 }
 #endif
 
+#ifdef VKQC_NORM_TAIL
+// The one-row rms_norm reading this layer's output (compiler/kernels/norm/tail.h): every
+// workgroup writing outputs counts itself in an arrival counter of the sync state, and the last
+// one computes, from the whole row read back, what quantize_dq8ca.comp's row kernel would in
+// the next dispatch and in its order of operations: s = y + r (VKQC_NT_ADD, written to S), the
+// sum of squares, n = s * (1 / sqrt(mean(s^2) + eps)) * gamma (written), and with VKQC_NT_QUANT
+// the per-token int8 quantization of n (packed words, padding zero; {scale, zp}). Then it sets
+// the counter back to 0. Bindings from VKQC_NT_BASE: [r, S], gamma, n, [Q, P], the sync state.
+layout(constant_id = 18) const float NT_EPS = 1e-5;
+layout(constant_id = 19) const uint NT_COUNTER = 0;
+const uint NT_W = N / 4u;                    // vec4 words of the row (N a multiple of 4)
+const uint NT_RV = (NT_W + T - 1u) / T;      // words per invocation
+const uint NT_K4P = (NT_W + 7u) / 8u * 8u;   // packed int8 words (linear::PackedK4)
+const uint NT_WGS = (N + NR - 1u) / NR;      // workgroups writing outputs (one row)
+#ifdef VKQC_NT_ADD
+layout(std430, binding = VKQC_NT_BASE) readonly buffer NtR { vec4 nt_r4[]; };
+layout(std430, binding = VKQC_NT_BASE + 1) writeonly buffer NtS { vec4 nt_s4[]; };
+#define NT_G (VKQC_NT_BASE + 2)
+#else
+#define NT_G VKQC_NT_BASE
+#endif
+layout(std430, binding = NT_G) readonly buffer NtG { vec4 nt_g4[]; };
+layout(std430, binding = NT_G + 1) writeonly buffer NtY { vec4 nt_y4[]; };
+#ifdef VKQC_NT_QUANT
+layout(std430, binding = NT_G + 2) writeonly buffer NtQ { uint nt_q[]; };
+layout(std430, binding = NT_G + 3) writeonly buffer NtP { RowParams nt_p[]; };
+#define NT_SYNC (NT_G + 4)
+#else
+#define NT_SYNC (NT_G + 2)
+#endif
+layout(std430, binding = NT_SYNC) coherent buffer NtSync { uint nt_arrived[]; };
+shared float nt_red[2u * T];
+shared uint nt_last;
+shared float nt_inv;
+shared int nt_zp;
+
+// The sum of `s` over the workgroup (every invocation gets it).
+float nt_sum(float s, uint t) {
+#ifdef VKQC_SUBGROUP
+  s = subgroupAdd(s);
+  if (gl_SubgroupInvocationID == 0u) nt_red[gl_SubgroupID] = s;
+  barrier();
+  s = 0.0;
+  for (uint g = 0u; g < T / SG; ++g) s += nt_red[g];
+#else
+  nt_red[t] = s;
+  barrier();
+  for (uint h = T / 2u; h > 0u; h >>= 1) {
+    if (t < h) nt_red[t] += nt_red[t + h];
+    barrier();
+  }
+  s = nt_red[0];
+#endif
+  barrier();
+  return s;
+}
+
+// The minimum and maximum over the workgroup (invocation 0 gets them).
+void nt_minmax(inout float lo, inout float hi, uint t) {
+#ifdef VKQC_SUBGROUP
+  lo = subgroupMin(lo);
+  hi = subgroupMax(hi);
+  if (gl_SubgroupInvocationID == 0u) {
+    nt_red[gl_SubgroupID] = lo;
+    nt_red[T + gl_SubgroupID] = hi;
+  }
+  barrier();
+  if (t == 0u) {
+    for (uint g = 1u; g < T / SG; ++g) {
+      lo = min(lo, nt_red[g]);
+      hi = max(hi, nt_red[T + g]);
+    }
+  }
+#else
+  nt_red[t] = lo;
+  nt_red[T + t] = hi;
+  barrier();
+  for (uint h = T / 2u; h > 0u; h >>= 1) {
+    if (t < h) {
+      nt_red[t] = min(nt_red[t], nt_red[t + h]);
+      nt_red[T + t] = max(nt_red[T + t], nt_red[T + t + h]);
+    }
+    barrier();
+  }
+  lo = nt_red[0];
+  hi = nt_red[T];
+#endif
+}
+
+void norm_tail(uint t) {
+  memoryBarrierBuffer();
+  barrier();
+  if (t == 0u) nt_last = atomicAdd(nt_arrived[NT_COUNTER], 1u) == NT_WGS - 1u ? 1u : 0u;
+  barrier();
+  if (nt_last == 0u) return;
+  memoryBarrierBuffer();
+  vec4 v[NT_RV];  // word w = t + j*T of the row, zero past it
+  [[unroll]] for (uint j = 0u; j < NT_RV; ++j) {
+    const uint w = t + j * T;
+    v[j] = w < NT_W ? vec4(y[4u * w], y[4u * w + 1u], y[4u * w + 2u], y[4u * w + 3u]) : vec4(0.0);
+  }
+#ifdef VKQC_NT_ADD
+  [[unroll]] for (uint j = 0u; j < NT_RV; ++j) {
+    const uint w = t + j * T;
+    if (w < NT_W) {
+      v[j] += nt_r4[w];
+      nt_s4[w] = v[j];
+    }
+  }
+#endif
+  float ss = 0.0;
+  [[unroll]] for (uint j = 0u; j < NT_RV; ++j) ss += dot(v[j], v[j]);
+  ss = nt_sum(ss, t);
+  const float inv = 1.0 / sqrt(ss / float(N) + NT_EPS);
+  [[unroll]] for (uint j = 0u; j < NT_RV; ++j) {
+    const uint w = t + j * T;
+    if (w < NT_W) {
+      v[j] = v[j] * inv * nt_g4[w];
+      nt_y4[w] = v[j];
+    }
+  }
+#ifdef VKQC_NT_QUANT
+  float lo = 0.0, hi = 0.0;  // min(min(x), 0), max(max(x), 0)
+  [[unroll]] for (uint j = 0u; j < NT_RV; ++j) {
+    lo = min(lo, min(min(v[j].x, v[j].y), min(v[j].z, v[j].w)));
+    hi = max(hi, max(max(v[j].x, v[j].y), max(v[j].z, v[j].w)));
+  }
+  nt_minmax(lo, hi, t);
+  if (t == 0u) {
+    float scale, qinv;
+    int zp;
+    dq8ca_params(lo, hi, scale, zp, qinv);
+    nt_p[0] = RowParams(scale, zp);
+    nt_inv = qinv;
+    nt_zp = zp;
+  }
+  barrier();
+  const float qinv = nt_inv;
+  const int zp = nt_zp;
+  [[unroll]] for (uint j = 0u; j < NT_RV; ++j) {
+    const uint w = t + j * T;
+    if (w < NT_K4P) {
+      uint word = 0u;
+      if (w < NT_W)
+        for (uint b = 0u; b < 4u; ++b) word |= quantize_byte(v[j][b], qinv, zp) << (8u * b);
+      nt_q[w] = word;
+    }
+  }
+#endif
+  if (t == 0u) atomicExchange(nt_arrived[NT_COUNTER], 0u);
+}
+#endif
+
 void main() {
   const uint t = gl_LocalInvocationID.x;
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -638,4 +791,7 @@ void main() {
 #endif
     barrier();
   }
+#ifdef VKQC_NORM_TAIL
+  norm_tail(t);
+#endif
 }

@@ -44,6 +44,9 @@ struct CompileOptions {
   // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
   bool keep_intermediates = false;
+  // A one-row rms_norm reading a one-row GEMV's output computed by that GEMV's last workgroup
+  // (`--norm-tail`, norm/tail.h). Opt-in: on the H200 it lost (bench/RESULTS.md 2026-11-28).
+  bool norm_tail = false;
   // Progress of packing and shader compilation (empty: none reported).
   ProgressFn progress;
 };
@@ -104,7 +107,7 @@ class LowerContext : public CompileView {
   // A fresh arena range only this op uses (placed by lifetime like any tensor); written.
   virtual Bind Scratch(uint64_t bytes, const std::string& name) = 0;
   // The bundle's compiler-owned state of arrival counters (PlanStates adds it where a family asks
-  // for it: attention::DecodeSyncBytes); zero at load, and every kernel using it leaves it zero.
+  // for it: attention::SyncStateBytes); zero at load, and every kernel using it leaves it zero.
   virtual Bind SyncState() = 0;
   virtual void Dispatch(const linear::DispatchParams& d, std::vector<Bind> binds) = 0;
 
@@ -148,6 +151,9 @@ class LowerContext : public CompileView {
     Bind interleaved;  // [rows][2N] f32, when not in_epilogue
   };
   virtual void ProvidePairs(size_t mul_op, PairOutput p) = 0;
+  // A one-row rms_norm computed by the last workgroup of the GEMV producing its input (norm/tail.h).
+  virtual void ProvideNormTail(size_t norm_op, size_t linear_op) = 0;
+  virtual int NormTailOf(size_t norm_op) const = 0;  // the linear computing it, or -1
   virtual const PairOutput* PairsOf(size_t mul_op) const = 0;  // nullptr: none left
 };
 

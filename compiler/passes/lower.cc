@@ -115,12 +115,16 @@ class ProgramLowering final : public kernels::LowerContext {
   Bind Scratch(uint64_t bytes, const std::string& name) override {
     return Bind{AddVb(SliceKind::Arena, 0, bytes, name), 0, 0, true};
   }
+  // The compiler's own state after the graph's states, in the bundle once any program's kernel
+  // asks for it (the decode attention, the norm tail), its size every kernel's.
   Bind SyncState() override {
     if (sync_vb_ < 0) {
       uint32_t index = 0;
       for (const ir::Tensor& t : graph().tensors) index += t.state;
-      sync_vb_ = AddVb(SliceKind::State, index, attention::DecodeSyncBytes(graph(), fuse(), profile(), options()),
-                       attention::kSyncStateName);
+      const uint64_t bytes = attention::SyncStateBytes(graph(), fuse(), profile(), options());
+      if (plan_->states.size() == index)
+        plan_->states.push_back({attention::kSyncStateName, {int64_t(bytes / 4)}, uint8_t(ir::DType::I32), bytes});
+      sync_vb_ = AddVb(SliceKind::State, index, bytes, attention::kSyncStateName);
     }
     return Bind{sync_vb_, 0, 0, true};
   }
@@ -167,6 +171,11 @@ class ProgramLowering final : public kernels::LowerContext {
     auto it = pairs_.find(mul);
     return it == pairs_.end() ? nullptr : &it->second;
   }
+  void ProvideNormTail(size_t norm, size_t linear) override { norm_tails_[norm] = int(linear); }
+  int NormTailOf(size_t norm) const override {
+    auto it = norm_tails_.find(norm);
+    return it == norm_tails_.end() ? -1 : it->second;
+  }
   RowPrologue* RowPrologueOf(int t) override {
     auto it = row_prologues_.find(t);
     return it == row_prologues_.end() ? nullptr : &it->second;
@@ -212,7 +221,9 @@ class ProgramLowering final : public kernels::LowerContext {
   std::map<int, Bind> halves_;
   std::map<int, RowPrologue> row_prologues_;
   std::map<size_t, PairOutput> pairs_;
+  std::map<size_t, int> norm_tails_;
   int sync_vb_ = -1;
+  BundlePlan* plan_ = nullptr;  // during Build
 };
 
 PlanIo ProgramLowering::MakeIo(int t) const {
@@ -232,6 +243,7 @@ PlanIo ProgramLowering::MakeIo(int t) const {
 
 Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
   const ir::Graph& g = in_.graph;
+  plan_ = plan;
   PlanProgram prog;
   prog.tokens = uint32_t(tokens_);
   prog.name = tokens_ ? "tokens=" + std::to_string(tokens_) : "main";
@@ -447,9 +459,8 @@ void PlanStates(const LowerInputs& in, BundlePlan* plan) {
     if (t.shape.size() == 3) max_context = max_context ? std::min<uint64_t>(max_context, t.shape[1]) : t.shape[1];
   }
   if (plan->states.empty()) return;
-  // The compiler's own state, after the graph's: arrival counters of the decode attention.
-  if (const uint64_t sync = attention::DecodeSyncBytes(g, in.fuse, in.profile, in.options))
-    plan->states.push_back({attention::kSyncStateName, {int64_t(sync / 4)}, uint8_t(ir::DType::I32), sync});
+  // The compiler's own state (arrival counters) is added after the graph's by the first kernel
+  // asking for it (ProgramLowering::SyncState).
   for (const ir::Op& op : g.ops)
     if (op.type == ir::OpType::Rope) max_context = std::min<uint64_t>(max_context, uint64_t(op.rope.max_positions));
   plan->max_context = uint32_t(std::min<uint64_t>(max_context, 1u << 24));

@@ -173,14 +173,16 @@ Err ParseBundle(const uint8_t* data, size_t size, BundleView* out) {
   if (!b->programs() || b->programs()->size() == 0) return Bad("no programs");
   const uint32_t nstate = b->states() ? b->states()->size() : 0;
   if (nstate > 4096) return Bad("too many state tensors");
+  bool cache = false;  // a KV cache ([Hkv, S, D]); the compiler's arrival counters alone are rank 1
   for (uint32_t i = 0; i < nstate; ++i) {
     const auto* st = b->states()->Get(i);
     if (!Aligned8(st->shape())) return Bad("state tensor " + std::to_string(i) + ": misaligned shape vector");
     if (st->size() == 0 || st->size() % 4 || st->size() > kMaxBytes)
       return Bad("state tensor " + std::to_string(i) + ": bad size " + std::to_string(st->size()));
+    cache = cache || (st->shape() && st->shape()->size() == 3);
   }
-  if (nstate && (b->max_context() == 0 || b->max_context() > (1u << 24)))
-    return Bad("a bundle with state needs max_context in 1..16777216");
+  if ((cache && b->max_context() == 0) || b->max_context() > (1u << 24))
+    return Bad("a bundle with a KV cache needs max_context in 1..16777216");
   for (uint32_t pi = 0; pi < b->programs()->size(); ++pi) {
     const auto* pr = b->programs()->Get(pi);
     const std::string pw = "program " + std::to_string(pi);

@@ -53,6 +53,19 @@ for emb in int8 int4; do
     if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want" ]; then ok "generate --queue-depth $d = numpy decoder ($emb)"
     else fail "generate --queue-depth $d ($emb)" "numpy: $want" "$(last_run_report)"; fi
   done
+  # --norm-tail: o_proj and down_proj compute the norms after them in their last workgroup (the
+  # arrival counter goes back to 0 after every run: 32 greedy runs, queued 2 deep).
+  if [ "$emb" = int4 ]; then
+    NT="$WORK/tiny-tail.vkqb"
+    expect_writes "compile --norm-tail" "$NT" compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-accum dot --norm-tail -o "$NT"
+    vk inspect "$NT"
+    if out_has "linear_dq8ca_q4gsw_dot_gemv_rowq_addnorm_tail" && out_has "computed by the last workgroup of 'layers.0.o_proj'" \
+      && out_has "the rms_norm 'layers.1.input_layernorm' and its per-token int8 quantization"; then ok "inspect: the norms in the GEMVs' tails"
+    else fail "inspect --norm-tail" "$(last_run_report)"; fi
+    vk generate "$NT" --prompt-ids "$prompt" --max-new-tokens 32 --validation
+    if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want" ]; then ok "generate --norm-tail = numpy decoder ($emb)"
+    else fail "generate --norm-tail ($emb)" "numpy: $want" "$(last_run_report)"; fi
+  fi
   eos=$(echo "$want" | cut -d' ' -f2 | cut -d, -f6)
   stop=$(echo "$want" | cut -d' ' -f2 | tr ',' '\n' | awk -v e="$eos" '{ printf "%s%s", (NR > 1 ? "," : ""), $0 } $0 == e { exit }')
   vk generate "$B" --prompt-ids "$prompt" --max-new-tokens 32 --validation --eos "$eos" --queue-depth 3

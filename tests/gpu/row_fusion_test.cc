@@ -650,5 +650,125 @@ TEST(RowFusion, OneRowGemvShapesOnGpuProfiles) {
     }
 }
 
+
+// a -> l0 (K 96, N c, `w`) -> [s = add(l0, r) (operands in either order)] -> rms_norm -> l1 (N 24,
+// q8csw), l2 (N 13, q4gsw), both dq8ca unless `float_readers`. Outputs: [s,] l1, l2. With
+// `late_residual`, r is computed (silu of an input) after l0 in graph order.
+ir::Graph TailGraph(int64_t c, bool add, ir::Scheme w, bool float_readers, bool residual_first, bool late_residual) {
+  ir::Graph g;
+  const int a = Add(g, "a", {ir::kSymbolicDim, 96});
+  g.inputs = {a};
+  int r = -1;
+  if (add) {
+    r = Add(g, "r", {ir::kSymbolicDim, c});
+    g.inputs.push_back(r);
+  }
+  const int z0 = AddLinear(g, "l0", a, 96, c, w, 7);
+  int x = z0;
+  if (add) {
+    if (late_residual) {
+      const int rs = Add(g, "r_silu", {ir::kSymbolicDim, c});
+      g.ops.push_back(gpu_test::MakeOp("silu", ir::OpType::Silu, {r}, {rs}));
+      r = rs;
+    }
+    x = Add(g, "s", {ir::kSymbolicDim, c});
+    g.ops.push_back(gpu_test::MakeOp("add", ir::OpType::Add, residual_first ? std::vector<int>{r, z0} : std::vector<int>{z0, r}, {x}));
+    g.outputs.push_back(x);
+  }
+  const std::vector<float> gw = RandomFloats(size_t(c), 13, 0.3f);
+  const int gt = Add(g, "gamma", {c});
+  g.tensors[size_t(gt)].data = OwnBytes(gw.data(), gw.size() * 4);
+  const int y = Add(g, "y", {ir::kSymbolicDim, c});
+  g.ops.push_back(gpu_test::MakeOp("norm", ir::OpType::RmsNorm, {x, gt}, {y}));
+  const ir::Scheme act = float_readers ? ir::Scheme::Float : ir::Scheme::DQ8CA;
+  g.outputs.push_back(AddLinear(g, "l1", y, c, 24, ir::Scheme::Q8CSW, 3, act));
+  g.outputs.push_back(AddLinear(g, "l2", y, c, 13, ir::Scheme::Q4GSW, 4, act));
+  return g;
+}
+
+// The norm tail (compiler/kernels/norm/tail.h, `--norm-tail`): one row, the rms_norm (and the residual add fused
+// into it) computed by the last workgroup of the GEMV producing its input: the norm `fused`, the
+// GEMV `..._gemv[_rowq]_addnorm_tail` / `_norm_tail`, a 16-byte sync state in this stateless bundle.
+// Row lengths 64, 160 (the add's operands the other way round) and 2048 (16 words per invocation at 32),
+// the dot and the dequant path, quantizing and float readers, on the test profile and on its GPU
+// shapes (cpu_device quirk removed). Three runs of new inputs per bundle against the reference (the
+// counter goes back to 0 after each). Not taken: 3 rows, kept intermediates, a residual computed
+// after the linear, the option off (the default).
+TEST(RowFusion, NormTailInTheProducingGemv) {
+  auto test_profile = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(test_profile.ok());
+  TargetProfile gpu_shapes = *test_profile;
+  auto& q = gpu_shapes.quirks;
+  q.erase(std::remove(q.begin(), q.end(), "cpu_device"), q.end());
+  struct Case {
+    int64_t c, m;
+    bool add, dot, float_readers, keep, late, gpu;
+    ir::Scheme w;
+    bool off = false;
+  };
+  std::vector<Case> cases;
+  for (int64_t c : {64, 160, 2048})
+    for (bool add : {true, false})
+      for (bool dot : {true, false}) cases.push_back({c, 1, add, dot, false, false, false, c == 2048, ir::Scheme::Q4GSW});
+  cases.push_back({64, 1, true, true, true, false, false, false, ir::Scheme::Q8CSW});   // float readers
+  cases.push_back({64, 1, true, true, false, false, false, true, ir::Scheme::Q8CSW});   // GPU shapes, int8
+  cases.push_back({64, 3, true, true, false, false, false, false, ir::Scheme::Q4GSW});  // 3 rows
+  cases.push_back({64, 1, true, true, false, true, false, false, ir::Scheme::Q4GSW});   // kept intermediates
+  cases.push_back({64, 1, true, true, false, false, true, false, ir::Scheme::Q4GSW});   // late residual
+  cases.push_back({64, 1, true, true, false, false, false, true, ir::Scheme::Q4GSW, true});  // not asked for
+  for (const Case& cc : cases) {
+    const ir::Graph g = TailGraph(cc.c, cc.add, cc.w, cc.float_readers, cc.c == 160, cc.late);
+    const std::string what = "C " + std::to_string(cc.c) + " M " + std::to_string(cc.m) + (cc.add ? " add" : "") +
+                             (cc.dot ? " dot" : " dequant") + (cc.float_readers ? " float readers" : "") +
+                             (cc.keep ? " kept" : "") + (cc.late ? " late residual" : "") + (cc.gpu ? " gpu shapes" : "");
+    CompileOptions o;
+    o.tokens = {cc.m};
+    if (cc.dot) o.select.force_accum = linear::Accum::IntDot;
+    o.keep_intermediates = cc.keep;
+    o.norm_tail = !cc.off;
+    auto bundle = CompileGraph(g, cc.gpu ? gpu_shapes : *test_profile, o, 0);
+    ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+    const bool tail = cc.m == 1 && !cc.keep && !cc.late && !cc.off;
+    gpu_test::Loaded l;
+    vkqc_model_options mo;
+    vkqc_model_options_init(&mo);
+    mo.poison_memory = 1;
+    ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &l.model), VKQC_OK)
+        << what << ": " << vkqc_last_error();
+    ASSERT_EQ(vkqc_model_state_count(l.model), tail ? 1u : 0u) << what;
+    for (uint32_t run = 0; run < 3; ++run) {
+      Ran r;
+      std::map<std::string, std::vector<float>> in;
+      for (uint32_t i = 0; i < g.inputs.size(); ++i) {
+        const auto& v = in[g.tensors[size_t(g.inputs[i])].name] =
+            RandomFloats(size_t(cc.m * g.tensors[size_t(g.inputs[i])].shape[1]), 40 + 3 * run + i, 2.0f);
+        ASSERT_EQ(vkqc_model_write_input(l.model, 0, i, v.data(), v.size() * 4), VKQC_OK);
+      }
+      ASSERT_EQ(vkqc_model_run(l.model, 0), VKQC_OK) << vkqc_last_error();
+      for (uint32_t i = 0; i < vkqc_model_output_count(l.model, 0); ++i) {
+        vkqc_tensor_info info;
+        vkqc_model_output_info(l.model, 0, i, &info);
+        std::vector<float> v(info.size_bytes / 4);
+        ASSERT_EQ(vkqc_model_read_output(l.model, 0, i, v.data(), info.size_bytes), VKQC_OK);
+        r.out[info.name] = std::move(v);
+      }
+      for (uint32_t i = 0; i < vkqc_model_layer_count(l.model, 0); ++i) {
+        vkqc_layer_info li;
+        vkqc_model_layer_info(l.model, 0, i, &li);
+        r.variants.push_back(li.variant);
+        r.integer_path.push_back(li.integer_path != 0);
+      }
+      const size_t norm = cc.add ? (cc.late ? 3 : 2) : 1;
+      const std::string& l0 = r.variants[0];
+      const std::string suffix = cc.add ? "_addnorm_tail" : "_norm_tail";
+      EXPECT_EQ(l0.size() > suffix.size() && l0.compare(l0.size() - suffix.size(), suffix.size(), suffix) == 0, tail)
+          << what << ": " << l0;
+      EXPECT_EQ(r.variants[norm] == "fused", tail) << what << ": " << r.variants[norm];
+      Check(g, r, in, cc.m, 2e-3, what + " run " + std::to_string(run));
+    }
+    gpu_test::ExpectNoValidationMessages(what);
+  }
+}
+
 }  // namespace
 }  // namespace vkqc

@@ -31,7 +31,7 @@ Result<std::vector<Ed25519Key>> TrustedKeys(const Args& a);
 // Flags without a value, and options that take one; anything else is unknown. The global flags
 // (-v, -q, --log-level: logging.h) are among them.
 inline bool IsSwitch(const std::string& k) {
-  return k == "--validation" || k == "--robust-access" || k == "--validate-spirv" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--per-op" ||
+  return k == "--validation" || k == "--robust-access" || k == "--validate-spirv" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--norm-tail" || k == "--per-op" ||
          k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16" || k == "--coopmat-nv" || k == "--chat" ||
          k == "--ignore-eos" || k == "--pipeline-stats" || k == "-v" || k == "-q";
 }

@@ -108,6 +108,7 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     o.decode_attention_rows = uint32_t(v);
   }
   o.keep_intermediates = a.Has("--keep-intermediates");
+  o.norm_tail = a.Has("--norm-tail");
   if (a.Has("--gemv-max-m")) {
     VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--gemv-max-m"), "--gemv-max-m"));
     if (v < 0 || v > 4096) return UserError("--gemv-max-m out of range");
@@ -181,7 +182,8 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
   std::printf("shaders: %u modules, %u pipelines\n", b->modules() ? b->modules()->size() : 0,
               b->pipelines() ? b->pipelines()->size() : 0);
   if (b->states() && b->states()->size()) {  // KV caches, then the compiler's own (vkqc.sync)
-    std::printf("state (context %u):", b->max_context());
+    if (b->max_context()) std::printf("state (context %u):", b->max_context());
+    else std::printf("state:");
     for (uint32_t i = 0; i < b->states()->size(); ++i) {
       const auto* st = b->states()->Get(i);
       std::printf("%s %s %s", i ? "," : "", st->name() ? st->name()->c_str() : "?", Bytes(st->size()).c_str());
@@ -244,7 +246,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }  // namespace
 
 Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention", "--decode-attention-rows",
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--sign-key"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
@@ -261,7 +263,7 @@ Status CmdCompile(const Args& a) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention", "--decode-attention-rows",
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
@@ -272,7 +274,7 @@ Status CmdInspect(const Args& a) {
   }
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--force-conv", "--force-attention", "--decode-attention-rows",
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));

@@ -153,6 +153,11 @@ uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetP
   return bytes ? (bytes + 15) / 16 * 16 : 0;
 }
 
+uint64_t SyncStateBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,
+                        const CompileOptions& options) {
+  return DecodeSyncBytes(g, fuse, profile, options) + (options.norm_tail ? 16 : 0);
+}
+
 namespace {
 
 // A dispatch of `shader` with a one-dimensional workgroup of `local` over a (gx, gy, gz) grid.

@@ -68,6 +68,11 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
 // kernel; `--force-attention rows`: none).
 uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,
                          const CompileOptions& options);
+// Bytes of the whole sync state (where a kernel uses it): the decode attention's counters, then
+// with `--norm-tail` 16 bytes whose first word is the norm tail's counter (norm/tail.h, at word
+// DecodeSyncBytes / 4).
+uint64_t SyncStateBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,
+                        const CompileOptions& options);
 constexpr const char* kSyncStateName = "vkqc.sync";
 
 }  // namespace vkqc::attention

@@ -26,6 +26,7 @@ std::string LinearChoice::VariantName(const LinearShape& s) const {
   v += AlgoName(algo);
   if (xq_prologue) v += xq_add ? "_rowq_addnorm" : xq_norm ? "_rowq_norm" : xq_silu ? "_rowq_silu" : "_rowq";
   if (out_pairs) v += "_swiglu";
+  if (nt_base) v += nt_add ? "_addnorm_tail" : "_norm_tail";
   if (accum == Accum::CoopMat && cm_ksplit > 1) v += "_splitk";
   return v;
 }
@@ -220,6 +221,17 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
       uint32_t eps;
       std::memcpy(&eps, &c.xq_eps, 4);
       d.spec.push_back({17, eps});
+    }
+    if (c.nt_base) {  // the norm tail: its bindings from nt_base, its reductions' shared memory
+      defs.push_back("VKQC_NORM_TAIL");
+      defs.push_back("VKQC_NT_BASE=" + std::to_string(c.nt_base));
+      if (c.nt_add) defs.push_back("VKQC_NT_ADD");
+      if (c.nt_quant) defs.push_back("VKQC_NT_QUANT");
+      uint32_t eps;
+      std::memcpy(&eps, &c.nt_eps, 4);
+      d.spec.push_back({18, eps});
+      d.spec.push_back({19, c.nt_counter});
+      d.shared_memory_bytes += (2 * c.threads + 3) * 4;
     }
     d.local_size[0] = c.threads;
     d.local_size[1] = d.local_size[2] = 1;

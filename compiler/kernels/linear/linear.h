@@ -142,6 +142,13 @@ struct LinearChoice {
   bool out_pairs = false;
   uint32_t xq_add = 0;
   float xq_eps = 0;
+  // A one-row GEMV whose last workgroup computes the rms_norm reading its output (norm/tail.h,
+  // VKQC_NORM_TAIL): nt_base its first binding (0: no tail), nt_add the residual add fused into
+  // the norm, nt_quant the norm's per-token quantization, nt_counter its arrival counter's word
+  // in the sync state. Decided at lowering.
+  uint32_t nt_base = 0, nt_counter = 0;
+  bool nt_add = false, nt_quant = false;
+  float nt_eps = 0;
   std::string reason;  // human-readable: why this variant (printed by vkqc inspect)
 
   std::string VariantName(const LinearShape& shape) const;

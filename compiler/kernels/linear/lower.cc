@@ -7,6 +7,7 @@
 #include "compiler/emit/bundle_plan.h"
 #include "compiler/kernels/linear/lower.h"
 #include "compiler/kernels/linear/pair.h"
+#include "compiler/kernels/norm/tail.h"
 #include "compiler/passes/fuse_rows.h"
 
 namespace vkqc::linear {
@@ -222,10 +223,25 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   } else {
     out = ctx.Write(op.outputs[0]);
   }
-  const auto ld = LinearDispatch(shape, choice, ctx.KeptAs<PackedLinear>(i), lc, ctx.profile());
   std::vector<Bind> binds{x, ctx.Constants(i), out};
   if (row_params.vb >= 0) binds.push_back(row_params);
   binds.insert(binds.end(), prologue_binds.begin(), prologue_binds.end());
+  // A one-row rms_norm reading this GEMV's output: computed by its last workgroup (norm/tail.h).
+  std::string tail_note;
+  if (choice.algo == Algo::Gemv && choice.accum != Accum::CoopMat && shape.m == 1 && !shape.out_q8 && pair_mul < 0) {
+    const auto site = norm::FindTail(ctx, i);
+    if (site && site->c == shape.n && binds.size() + site->Buffers() <= ctx.profile().max_per_stage_descriptor_storage_buffers &&
+        (uint64_t(shape.n) / 4 + choice.threads - 1) / choice.threads <= norm::kTailMaxWordsPerThread) {
+      choice.nt_base = uint32_t(binds.size());
+      choice.nt_add = site->add >= 0;
+      choice.nt_quant = site->quant;
+      const norm::TailBinding tb = norm::BindTail(ctx, i, *site, &binds);
+      choice.nt_eps = tb.eps;
+      choice.nt_counter = tb.counter;
+      tail_note = tb.note;
+    }
+  }
+  const auto ld = LinearDispatch(shape, choice, ctx.KeptAs<PackedLinear>(i), lc, ctx.profile());
   if (choice.accum == Accum::CoopMat && choice.cm_ksplit > 1) {  // partial outputs, then their sum
     const Bind part = ctx.Scratch(uint64_t(choice.cm_ksplit) * uint64_t(shape.m) * uint64_t(shape.n) * 4,
                                   ctx.tensor(op.outputs[0]).name + ".splitk");
@@ -238,7 +254,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   }
 
   pl.variant = choice.VariantName(shape);
-  pl.reason = choice.reason + quant_note + pair_note;
+  pl.reason = choice.reason + quant_note + pair_note + tail_note;
   pl.detail = ChoiceDetail(shape, choice, ld);
   pl.weight_bytes = ctx.ConstantBytes(i);
   pl.integer_path = int_path || shape.x_int8;

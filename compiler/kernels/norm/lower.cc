@@ -149,6 +149,13 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const ir::Op& op = ctx.op(i);
   if (op.type == ir::OpType::Softmax) return LowerSoftmax(ctx, i, pl);
   const int add = ctx.fuse().row_input[i];
+  if (const int by = ctx.NormTailOf(i); by >= 0) {  // norm/tail.h
+    pl.variant = "fused";
+    pl.reason = "computed by the last workgroup of '" + ctx.op(size_t(by)).name + "' (its layer says how); no dispatch of its own";
+    pl.detail = "1 row of " + std::to_string(ctx.tensor(ctx.op(i).inputs[0]).shape.back());
+    pl.weight_bytes = ctx.ConstantBytes(i);
+    return {};
+  }
   if (LeaveToPrologues(ctx, i, add, pl)) return {};
   // The quantizing row kernel binds 2 more storage buffers (rows, parameters): only where they fit.
   const bool quant = linear::ConsumersQuantizePerToken(ctx, op.outputs[0]) &&
