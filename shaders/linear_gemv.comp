@@ -619,16 +619,20 @@ void norm_tail(uint t) {
   barrier();
   if (nt_last == 0u) return;
   memoryBarrierBuffer();
-  vec4 v[NT_RV];  // word w = t + j*T of the row, zero past it
+  // Every load in flight at once: the row, the residual, the norm's weights.
+  vec4 v[NT_RV], gw[NT_RV];  // word w = t + j*T of the row, zero past it
   [[unroll]] for (uint j = 0u; j < NT_RV; ++j) {
     const uint w = t + j * T;
-    v[j] = w < NT_W ? vec4(y[4u * w], y[4u * w + 1u], y[4u * w + 2u], y[4u * w + 3u]) : vec4(0.0);
+    v[j] = w < NT_W ? y4[w] : vec4(0.0);
+    gw[j] = w < NT_W ? nt_g4[w] : vec4(0.0);
   }
 #ifdef VKQC_NT_ADD
+  vec4 rv[NT_RV];
+  [[unroll]] for (uint j = 0u; j < NT_RV; ++j) rv[j] = t + j * T < NT_W ? nt_r4[t + j * T] : vec4(0.0);
   [[unroll]] for (uint j = 0u; j < NT_RV; ++j) {
     const uint w = t + j * T;
     if (w < NT_W) {
-      v[j] += nt_r4[w];
+      v[j] += rv[j];
       nt_s4[w] = v[j];
     }
   }
@@ -640,7 +644,7 @@ void norm_tail(uint t) {
   [[unroll]] for (uint j = 0u; j < NT_RV; ++j) {
     const uint w = t + j * T;
     if (w < NT_W) {
-      v[j] = v[j] * inv * nt_g4[w];
+      v[j] = v[j] * inv * gw[j];
       nt_y4[w] = v[j];
     }
   }
@@ -764,6 +768,8 @@ void main() {
 #endif
 #if defined(VKQC_OUT_Q8) || defined(VKQC_OUT_PAIRS)
       outv[t] = finish(n, v);
+#elif defined(VKQC_NORM_TAIL)
+      Y_STORE(m * N + n, finish(n, v));
 #else
       y[m * N + n] = finish(n, v);
 #endif

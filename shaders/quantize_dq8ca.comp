@@ -156,6 +156,12 @@ void main() {
   const uint m = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (m >= M) return;  // uniform across the workgroup
   vec4 v[RV];  // word w = t + j*T of the row: K values 4w..4w+3, zero past K
+#ifdef VKQC_ROW_NORM
+  // The norm's weights loaded with the row (one round trip to memory, not one more after the
+  // sum of squares).
+  vec4 gw[RV];
+  for (uint j = 0u; j < RV; ++j) gw[j] = t + j * T < KV ? LOAD(w4, w1, 0u, t + j * T) : vec4(0.0);
+#endif
   for (uint j = 0u; j < RV; ++j) {
     const uint w = t + j * T;
 #ifdef VKQC_ROW_PAIRS
@@ -202,7 +208,7 @@ void main() {
     for (uint j = 0u; j < RV; ++j) {
       const uint w = t + j * T;
       if (w < KV) {
-        v[j] = v[j] * inv * LOAD(w4, w1, 0u, w);
+        v[j] = v[j] * inv * gw[j];
         STORE(y4, y1, m, w, v[j]);
       }
     }

@@ -45,7 +45,7 @@ struct CompileOptions {
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
   bool keep_intermediates = false;
   // A one-row rms_norm reading a one-row GEMV's output computed by that GEMV's last workgroup
-  // (`--norm-tail`, norm/tail.h). Opt-in: on the H200 it lost (bench/RESULTS.md 2026-11-28).
+  // (`--norm-tail`, norm/tail.h). Opt-in: on the H200 it lost (bench/RESULTS.md 2026-11-28 session 9).
   bool norm_tail = false;
   // Progress of packing and shader compilation (empty: none reported).
   ProgressFn progress;
