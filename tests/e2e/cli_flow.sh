@@ -147,6 +147,8 @@ expect_variant "--force-accum dot: fc1 tokens 1 is dot GEMV" "$WORK/inspect.dot.
 expect_variant "--force-accum dot: fc1 tokens 64 is dot GEMM" "$WORK/inspect.dot.txt" 64 fc1 linear_q8ta_q8csw_dot_gemm
 run_ref "run --force-accum dot tokens 1" "$B/dot.vkqb" 1
 run_ref "run --force-accum dot tokens 64" "$B/dot.vkqb" 64
+expect_error "inspect of a bundle refuses a compile option (--norm-tail)" "--norm-tail applies when inspecting a graph" -- \
+  inspect "$B/dot.vkqb" --norm-tail
 
 expect_writes "compile lavapipe --force-kernel gemv" "$B/gemv.vkqb" compile "$MODEL" --target lavapipe --tokens 1,64 --force-kernel gemv -o "$B/gemv.vkqb"
 vk inspect "$B/gemv.vkqb"; cp "$OUT_FILE" "$WORK/inspect.gemv.txt"
