@@ -47,6 +47,10 @@ struct CompileOptions {
   // A one-row rms_norm reading a one-row GEMV's output computed by that GEMV's last workgroup
   // (`--norm-tail`, norm/tail.h). Opt-in: on the H200 it lost (bench/RESULTS.md 2026-11-28 session 9).
   bool norm_tail = false;
+  // Weight prefetch (`--prefetch-max-bytes B`, passes/prefetch.h): in programs of up to 16 rows,
+  // up to B bytes of the weights each barrier interval reads are prefetched into the cache during
+  // the interval before it. 0: none.
+  uint64_t prefetch_max_bytes = 0;
   // Progress of packing and shader compilation (empty: none reported).
   ProgressFn progress;
 };

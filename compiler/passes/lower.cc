@@ -7,6 +7,7 @@
 #include "compiler/common/log.h"
 #include "compiler/kernels/attention/lower.h"
 #include "compiler/graph/vkqg_io.h"  // Fnv1a64
+#include "compiler/passes/prefetch.h"
 #include "compiler/plan/planner.h"
 #include "compiler/shaderlib/shaderlib.h"
 
@@ -119,12 +120,9 @@ class ProgramLowering final : public kernels::LowerContext {
   // asks for it (the decode attention, the norm tail), its size every kernel's.
   Bind SyncState() override {
     if (sync_vb_ < 0) {
-      uint32_t index = 0;
-      for (const ir::Tensor& t : graph().tensors) index += t.state;
       const uint64_t bytes = attention::SyncStateBytes(graph(), fuse(), profile(), options());
-      if (plan_->states.size() == index)
-        plan_->states.push_back({attention::kSyncStateName, {int64_t(bytes / 4)}, uint8_t(ir::DType::I32), bytes});
-      sync_vb_ = AddVb(SliceKind::State, index, bytes, attention::kSyncStateName);
+      sync_vb_ = AddVb(SliceKind::State, CompilerState(attention::kSyncStateName, bytes), bytes,
+                       attention::kSyncStateName);
     }
     return Bind{sync_vb_, 0, 0, true};
   }
@@ -194,6 +192,15 @@ class ProgramLowering final : public kernels::LowerContext {
   Status Build(PipelineTable* pipelines, BundlePlan* plan);
 
  private:
+  // The index of the compiler-owned state `name` (i32 words, zero at load), added after the
+  // graph's states by the first program asking for it; every program sees the same index.
+  uint32_t CompilerState(const char* name, uint64_t bytes) {
+    for (size_t s = 0; s < plan_->states.size(); ++s)
+      if (plan_->states[s].name == name) return uint32_t(s);
+    plan_->states.push_back({name, {int64_t(bytes / 4)}, uint8_t(ir::DType::I32), bytes});
+    return uint32_t(plan_->states.size() - 1);
+  }
+  Status AddPrefetches(PlanProgram& prog, PipelineTable* pipelines, BundlePlan* plan, std::vector<bool>* is_prefetch);
   int AddVb(SliceKind kind, uint32_t index, uint64_t size, std::string name) {
     vbs_.push_back({kind, index, std::max<uint64_t>(size, 4), std::move(name)});
     return int(vbs_.size() - 1);
@@ -429,6 +436,8 @@ Status ProgramLowering::PlaceAndEmit(PlanProgram& prog, PipelineTable* pipelines
   ReportProgress(in_.options.progress, stage, specs_.size(), specs_.size());
   // Barriers; then map layers to command ranges.
   prog.commands = InsertBarriers(dispatches);
+  std::vector<bool> is_prefetch(prog.commands.size(), false);
+  VKQC_TRY(AddPrefetches(prog, pipelines, plan, &is_prefetch));
   for (auto& l : prog.layers) l.command_count = 0;
   for (uint32_t ci = 0; ci < prog.commands.size(); ++ci) {
     if (prog.commands[ci].is_barrier) continue;
@@ -439,12 +448,48 @@ Status ProgramLowering::PlaceAndEmit(PlanProgram& prog, PipelineTable* pipelines
   // Arena lifetimes in command indices (the planner worked in dispatch steps).
   std::vector<uint32_t> cmd_of_step;
   for (uint32_t ci = 0; ci < prog.commands.size(); ++ci)
-    if (!prog.commands[ci].is_barrier) cmd_of_step.push_back(ci);
+    if (!prog.commands[ci].is_barrier && !is_prefetch[ci]) cmd_of_step.push_back(ci);
   for (auto& t : prog.arena_tensors) {
     t.first_command = cmd_of_step[std::min<size_t>(t.first_command, cmd_of_step.size() - 1)];
     t.last_command = cmd_of_step[std::min<size_t>(t.last_command, cmd_of_step.size() - 1)];
   }
   plan->programs.push_back(std::move(prog));
+  return {};
+}
+
+// Weight prefetches (prefetch.h) in programs of 1..kPrefetchMaxTokens rows, where the option
+// gives them bytes.
+Status ProgramLowering::AddPrefetches(PlanProgram& prog, PipelineTable* pipelines, BundlePlan* plan,
+                                      std::vector<bool>* is_prefetch) {
+  const TargetProfile& p = in_.profile;
+  const uint32_t max_groups = std::min<uint32_t>(p.max_compute_work_group_count[0], 65535);
+  const uint64_t budget =
+      std::min<uint64_t>({in_.options.prefetch_max_bytes, p.max_storage_buffer_range,
+                          uint64_t(max_groups) * kPrefetchLocal * kPrefetchUnroll * 16});
+  if (tokens_ < 1 || tokens_ > kPrefetchMaxTokens || budget == 0) return {};
+  const std::vector<PrefetchSite> sites = PlanPrefetches(prog.commands, budget, in_.align, plan->weights.size());
+  if (sites.empty()) return {};
+  linear::DispatchParams d;
+  d.shader = {"prefetch.comp", {}};
+  const uint32_t local = std::min<uint32_t>(kPrefetchLocal, p.max_compute_work_group_invocations);
+  if (local != kPrefetchLocal) return {};  // every target has 256 (Vulkan's minimum is 128): none here
+  d.spec = {{0, local}, {1, kPrefetchUnroll}};
+  d.local_size[0] = local;
+  d.local_size[1] = d.local_size[2] = 1;
+  d.push.resize(8);
+  VKQC_ASSIGN_OR_RETURN(uint32_t pipeline, pipelines->PipelineFor(d, plan));
+  const uint32_t sink = CompilerState(kSinkStateName, SinkStateBytes(in_.align));
+  for (const PrefetchSite& site : sites) {
+    uint64_t bytes = 0;
+    for (const PrefetchRange& r : site.ranges) bytes += r.size;
+    std::string names;
+    for (uint32_t l : site.for_layers) names += (names.empty() ? "" : ", ") + prog.layers[l].name;
+    PlanLayer& l = prog.layers[site.layer];
+    l.detail += std::string(l.detail.empty() ? "" : "; ") + "then prefetches " + log::Bytes(bytes) +
+                " of the weights of " + names + " into the cache (" + std::to_string(site.ranges.size()) +
+                " dispatch" + (site.ranges.size() > 1 ? "es" : "") + ")";
+  }
+  InsertPrefetches(prog.commands, sites, pipeline, max_groups, sink, in_.align, is_prefetch);
   return {};
 }
 

@@ -127,6 +127,8 @@ expect_error "--coopmat-tile with 7 numbers is refused" "WMxWNxTMxTNxBKWxSTAGES"
   compile "$MODEL" --target nvidia-hopper --tokens 64 --coopmat-tile 2x2x2x2x16x2x1 -o "$B/cm7.vkqb"
 expect_error "--prologue-max-bytes 0 is refused" "--prologue-max-bytes out of range" -- \
   compile "$MODEL" --target nvidia-hopper --tokens 1 --prologue-max-bytes 0 -o "$B/pmb.vkqb"
+expect_error "--prefetch-max-bytes -1 is refused" "--prefetch-max-bytes out of range" -- \
+  compile "$MODEL" --target nvidia-hopper --tokens 1 --prefetch-max-bytes -1 -o "$B/pfb.vkqb"
 expect_error "--force-accum cm --coopmat-nv on nvidia-hopper refuses the int8 layer" "nv_coopmat_int8" -- \
   compile "$MODEL" --target nvidia-hopper --tokens 64 --force-accum cm --coopmat-nv -o "$B/cm-int.vkqb"
 expect_error "--force-accum cm on lavapipe is refused with the reason" "cooperative-matrix accumulation was forced" "VK_KHR_cooperative_matrix" -- \
@@ -149,6 +151,8 @@ run_ref "run --force-accum dot tokens 1" "$B/dot.vkqb" 1
 run_ref "run --force-accum dot tokens 64" "$B/dot.vkqb" 64
 expect_error "inspect of a bundle refuses a compile option (--norm-tail)" "--norm-tail applies when inspecting a graph" -- \
   inspect "$B/dot.vkqb" --norm-tail
+expect_error "inspect of a bundle refuses a compile option (--prefetch-max-bytes)" "--prefetch-max-bytes applies when inspecting a graph" -- \
+  inspect "$B/dot.vkqb" --prefetch-max-bytes 1024
 
 expect_writes "compile lavapipe --force-kernel gemv" "$B/gemv.vkqb" compile "$MODEL" --target lavapipe --tokens 1,64 --force-kernel gemv -o "$B/gemv.vkqb"
 vk inspect "$B/gemv.vkqb"; cp "$OUT_FILE" "$WORK/inspect.gemv.txt"

@@ -65,6 +65,16 @@ for emb in int8 int4; do
     vk generate "$NT" --prompt-ids "$prompt" --max-new-tokens 32 --validation
     if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want" ]; then ok "generate --norm-tail = numpy decoder ($emb)"
     else fail "generate --norm-tail ($emb)" "numpy: $want" "$(last_run_report)"; fi
+    # --prefetch-max-bytes: the weights of gate/up, down_proj and lm_head (each >= 64 KiB) loaded
+    # into the cache beside the dispatches before them (same tokens: the prefetch changes no bit).
+    PF="$WORK/tiny-prefetch.vkqb"
+    expect_writes "compile --prefetch-max-bytes" "$PF" compile "$M/graph.json" --target lavapipe --tokens 1,16 --force-accum dot --prefetch-max-bytes 67108864 -o "$PF"
+    vk inspect "$PF"
+    if out_has "then prefetches" && out_has "of the weights of layers.1.gate_proj" && out_has "of the weights of lm_head"; then ok "inspect: the weight prefetches"
+    else fail "inspect --prefetch-max-bytes" "$(last_run_report)"; fi
+    vk generate "$PF" --prompt-ids "$prompt" --max-new-tokens 32 --validation
+    if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want" ]; then ok "generate --prefetch-max-bytes = numpy decoder ($emb)"
+    else fail "generate --prefetch-max-bytes ($emb)" "numpy: $want" "$(last_run_report)"; fi
   fi
   eos=$(echo "$want" | cut -d' ' -f2 | cut -d, -f6)
   stop=$(echo "$want" | cut -d' ' -f2 | tr ',' '\n' | awk -v e="$eos" '{ printf "%s%s", (NR > 1 ? "," : ""), $0 } $0 == e { exit }')

@@ -124,6 +124,11 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
     if (v < 1 || v > (int64_t(1) << 40)) return UserError("--prologue-max-bytes out of range (1..2^40)");
     o.select.prologue_max_bytes = uint64_t(v);
   }
+  if (a.Has("--prefetch-max-bytes")) {
+    VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--prefetch-max-bytes"), "--prefetch-max-bytes"));
+    if (v < 0 || v > (int64_t(1) << 40)) return UserError("--prefetch-max-bytes out of range (0..2^40)");
+    o.prefetch_max_bytes = uint64_t(v);
+  }
   return o;
 }
 
@@ -246,7 +251,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }  // namespace
 
 Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--sign-key"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
@@ -263,7 +268,7 @@ Status CmdCompile(const Args& a) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
@@ -274,7 +279,7 @@ Status CmdInspect(const Args& a) {
   }
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));

@@ -45,7 +45,7 @@ commands:
   compile MODEL.vkqg|GRAPH.json|MODEL.gguf --target NAME|PROFILE.json -o OUT.vkqb
           [--tokens N[,N...]] [--force-kernel gemm|gemv|rows] [--force-accum dot|dequant|cm]
           [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW[xSTAGES]]] [--coopmat-split N] [--gemm-shape RMxBK4]
-          [--gemv-max-m N] [--prologue-max-bytes B] [--norm-tail] [--force-conv im2col|direct] [--force-attention rows|tiled]
+          [--gemv-max-m N] [--prologue-max-bytes B] [--prefetch-max-bytes B] [--norm-tail] [--force-conv im2col|direct] [--force-attention rows|tiled]
           [--decode-attention-rows N] [--keep-intermediates] [--sign-key KEY]
           cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for
           float ones); --no-coopmat: never chosen on its own; --allow-fp16: float layers may use
@@ -58,6 +58,8 @@ commands:
           residual add) in every workgroup's prologue while those reads stay within B bytes
           --norm-tail: a one-row rms_norm (and its residual add) reading a one-row GEMV's output
           is computed by that GEMV's last workgroup (no dispatch of its own; slower on the H200)
+          --prefetch-max-bytes: programs of up to 16 rows load up to B bytes of the weights each
+          barrier interval reads into the cache during the interval before it (0: none)
           --sign-key: sign the bundle (Ed25519 private key: `vkqc keygen`, or OpenSSL's PEM)
   inspect OUT.vkqb [--trusted-key PUB]...    per layer: variant and why, tiles, bytes; memory plan;
                                              the signer (verified with --trusted-key)
