@@ -77,7 +77,9 @@ TEST(Prefetch, SameBitsAsWithoutAndTheReference) {
         ASSERT_TRUE(with.ok()) << with.error().message;
         EXPECT_FALSE(HasSink(*plain)) << what;
         EXPECT_EQ(HasSink(*with), m <= kPrefetchMaxTokens) << what;
-        if (m > kPrefetchMaxTokens) EXPECT_EQ(*with, *plain) << what << ": a bundle without prefetches is unchanged";
+        if (m > kPrefetchMaxTokens) {
+          EXPECT_EQ(*with, *plain) << what << ": a bundle without prefetches is unchanged";
+        }
         Ran rp, rw;
         std::map<std::string, std::vector<float>> in_p, in_w;
         ASSERT_TRUE(RunBundle(g, *plain, m, &rp, &in_p)) << what;
