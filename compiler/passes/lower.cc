@@ -472,7 +472,7 @@ Status ProgramLowering::AddPrefetches(PlanProgram& prog, PipelineTable* pipeline
   linear::DispatchParams d;
   d.shader = {"prefetch.comp", {}};
   const uint32_t local = std::min<uint32_t>(kPrefetchLocal, p.max_compute_work_group_invocations);
-  if (local != kPrefetchLocal) return {};  // every target has 256 (Vulkan's minimum is 128): none here
+  if (local != kPrefetchLocal) return {};  // a target allowing fewer than 256 invocations (Vulkan's minimum is 128): no prefetch
   d.spec = {{0, local}, {1, kPrefetchUnroll}};
   d.local_size[0] = local;
   d.local_size[1] = d.local_size[2] = 1;
