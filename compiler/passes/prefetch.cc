@@ -11,40 +11,48 @@ std::vector<PrefetchSite> PlanPrefetches(const std::vector<PlanCommand>& command
   if (max_bytes == 0 || align == 0) return sites;
   for (size_t b = 0; b < commands.size(); ++b) {
     if (!commands[b].is_barrier || b == 0 || commands[b - 1].is_barrier) continue;
-    // The next interval's weight bindings, and the layers reading them.
-    std::vector<PrefetchRange> slices;
-    std::vector<uint32_t> layers;
+    // The next interval's weight bindings [begin, end), each with the layer reading it; merged
+    // within kPrefetchGap, each merged span keeping the layers of its bindings.
+    struct Span {
+      uint64_t begin = 0, end = 0;
+      std::vector<uint32_t> layers;
+    };
+    std::vector<Span> slices;
     for (size_t c = b + 1; c < commands.size() && !commands[c].is_barrier; ++c)
       for (const PlanSlice& s : commands[c].dispatch.buffers)
-        if (s.kind == SliceKind::Weights && !s.written && s.size >= kPrefetchMinSlice) {
-          slices.push_back({s.offset, s.size});
-          if (std::find(layers.begin(), layers.end(), commands[c].dispatch.layer) == layers.end())
-            layers.push_back(commands[c].dispatch.layer);
-        }
+        if (s.kind == SliceKind::Weights && !s.written && s.size >= kPrefetchMinSlice)
+          slices.push_back({s.offset, s.offset + s.size, {commands[c].dispatch.layer}});
     if (slices.empty()) continue;
-    std::sort(slices.begin(), slices.end(),
-              [](const PrefetchRange& x, const PrefetchRange& y) { return x.offset < y.offset; });
-    std::vector<PrefetchRange> merged;  // [offset, end) while merging
-    for (const PrefetchRange& s : slices) {
-      if (!merged.empty() && s.offset <= merged.back().size + kPrefetchGap)
-        merged.back().size = std::max(merged.back().size, s.offset + s.size);
-      else
-        merged.push_back({s.offset, s.offset + s.size});
+    std::sort(slices.begin(), slices.end(), [](const Span& x, const Span& y) { return x.begin < y.begin; });
+    std::vector<Span> merged;
+    for (Span& s : slices) {
+      if (!merged.empty() && s.begin <= merged.back().end + kPrefetchGap) {
+        Span& m = merged.back();
+        m.end = std::max(m.end, s.end);
+        for (uint32_t l : s.layers)
+          if (std::find(m.layers.begin(), m.layers.end(), l) == m.layers.end()) m.layers.push_back(l);
+      } else {
+        merged.push_back(std::move(s));
+      }
     }
     PrefetchSite site;
     site.barrier = b;
     site.layer = commands[b - 1].dispatch.layer;
-    site.for_layers = layers;
     uint64_t total = 0;
-    for (const PrefetchRange& m : merged) {
+    for (const Span& m : merged) {
       if (site.ranges.size() == kPrefetchMaxRanges) break;
-      const uint64_t begin = m.offset / align * align;
-      const uint64_t end = std::min<uint64_t>((m.size + 15) / 16 * 16, weights_size / 16 * 16);
+      const uint64_t begin = m.begin / align * align;
+      const uint64_t end = std::min<uint64_t>((m.end + 15) / 16 * 16, weights_size / 16 * 16);
       if (end <= begin) continue;
       if (total + (end - begin) > max_bytes) break;
       total += end - begin;
       site.ranges.push_back({begin, end - begin});
+      // Only the layers of the ranges kept: the ones whose weights this site really loads.
+      for (uint32_t l : m.layers)
+        if (std::find(site.for_layers.begin(), site.for_layers.end(), l) == site.for_layers.end())
+          site.for_layers.push_back(l);
     }
+    std::sort(site.for_layers.begin(), site.for_layers.end());
     if (!site.ranges.empty()) sites.push_back(std::move(site));
   }
   return sites;

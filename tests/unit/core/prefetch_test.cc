@@ -86,6 +86,14 @@ TEST(Prefetch, BudgetGapsAndSmallSlices) {
   int barriers = 0;
   for (const PlanCommand& c : cmds) barriers += c.is_barrier;
   EXPECT_EQ(barriers, 1);
+  EXPECT_EQ(sites[0].for_layers, (std::vector<uint32_t>{1, 2}));
+  // A budget for the first range only: the site names only the layer whose weights it loads.
+  cmds = InsertBarriers(far);
+  sites = PlanPrefetches(cmds, kMiB, 256, 80 * kMiB);
+  ASSERT_EQ(sites.size(), 1u);
+  ASSERT_EQ(sites[0].ranges.size(), 1u);
+  EXPECT_EQ(sites[0].ranges[0].offset, 0u);
+  EXPECT_EQ(sites[0].for_layers, (std::vector<uint32_t>{1}));
 
   // Weight bindings under kPrefetchMinSlice (a norm's weight) are not prefetched.
   std::vector<PlanDispatch> small = {D(0, {Arena(0, 64, true)}),
