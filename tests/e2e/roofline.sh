@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `vkqc roofline` on lavapipe with the validation layer (any message fails it): a fresh sidecar
+# `vkqc roofline` on lavapipe with the validation layer (any message fails it): every measurement
+# printed (the dependency-latency rows included, their results checked by the command); a fresh sidecar
 # and one merged into `vkqc probe`'s, with positive finite rates; `vkqc compile --target` and
 # `vkqc bench --roofline` reading them back (percentage columns per layer and total); bad input
 # refused with a clear message and nothing overwritten. No timing is asserted beyond "positive".
@@ -51,7 +52,8 @@ bench_has_percentages() {
 echo "== roofline into a new sidecar"
 FRESH=$WORK/fresh.vkqc.json
 expect_writes "roofline --min-ms 5 --validation -o fresh.vkqc.json" "$FRESH" roofline --min-ms 5 --validation -o "$FRESH"
-if out_has "checksum ok" && out_has "int8 dot" && out_has "fp32 FMA" && out_has "fp16 FMA" && ! err_has "validation"; then
+if out_has "checksum ok" && out_has "int8 dot" && out_has "fp32 FMA" && out_has "fp16 FMA" &&
+  out_has "dependent dispatch (1 wg of 64)" && out_has "grid barrier (1 wg of 64)" && ! err_has "validation"; then
   ok "roofline prints every measurement, the read checksum, no validation message"
 else
   fail "roofline prints every measurement, the read checksum, no validation message" "$(last_run_report)"

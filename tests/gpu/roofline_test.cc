@@ -1,6 +1,7 @@
 // `vkqc roofline`'s microbenchmark bundles on the test device (lavapipe by default), validation on:
 // the read pass reads every word exactly once (its checksum), the compute kernels load and run,
-// and the fp16 one gets shaderFloat16 enabled by the runtime.
+// and the fp16 one gets shaderFloat16 enabled by the runtime; the dependency-latency kernels (a chain
+// of dispatches, rounds behind an in-kernel grid barrier) compute exactly what they count.
 #include <gtest/gtest.h>
 
 #include "tests/gpu/gpu_fixture.h"
@@ -123,6 +124,71 @@ TEST(Roofline, CoopMatInt8ComputesWhatItCounts) {
   ASSERT_TRUE(RunOnce(*b16, groups, &f16, &ns));
   EXPECT_GT(ns, 0);
   gpu_test::ExpectNoValidationMessages("coopmat");
+}
+
+// Reads `words` words of an arena tensor of a loaded bundle after one run.
+::testing::AssertionResult RunAndRead(const RooflineBundle& b, const std::string& tensor, size_t words,
+                                      std::vector<uint32_t>* out) {
+  Model model;
+  if (vkqc_model_load(gpu_test::Context(), b.bytes.data(), b.bytes.size(), nullptr, &model.m) != VKQC_OK)
+    return ::testing::AssertionFailure() << "load: " << vkqc_last_error();
+  if (vkqc_model_run(model.m, 0) != VKQC_OK) return ::testing::AssertionFailure() << "run: " << vkqc_last_error();
+  out->assign(words, 0xDEADBEEFu);
+  if (vkqc_model_read_intermediate(model.m, 0, tensor.c_str(), out->data(), words * 4) != VKQC_OK)
+    return ::testing::AssertionFailure() << "read: " << vkqc_last_error();
+  return ::testing::AssertionSuccess();
+}
+
+// Every step reads what the one before wrote (its own word and its neighbour's), so after S
+// dependent dispatches every word is S; a missing barrier or a step run out of order shows.
+TEST(Roofline, DispatchChainCountsItsSteps) {
+  for (uint32_t groups : {1u, 3u, 17u})
+    for (uint32_t steps : {1u, 2u, 5u}) {
+      SCOPED_TRACE(std::to_string(groups) + " groups, " + std::to_string(steps) + " steps");
+      auto b = BuildRooflineBundle({RooflineKernel::DispatchChain, groups, 0, steps});
+      ASSERT_TRUE(b.ok()) << b.error().message;
+      EXPECT_EQ(b->measured_layer, kRooflineWholeProgram);
+      ASSERT_EQ(vkqc_verify_bundle(b->bytes.data(), b->bytes.size()), VKQC_OK) << vkqc_last_error();
+      std::vector<uint32_t> words;
+      ASSERT_TRUE(RunAndRead(*b, b->out_tensor, groups, &words));
+      for (uint32_t g = 0; g < groups; ++g) EXPECT_EQ(words[g], steps) << "workgroup " << g;
+      gpu_test::ExpectNoValidationMessages("dispatch chain");
+    }
+}
+
+// The grid barrier: one workgroup is always resident, so its rounds must all complete and count;
+// wider grids either complete with every word counted or (not all resident, as on lavapipe, which
+// runs a dispatch's workgroups in turn) end with the give-up flag raised, never anything else; a
+// grid of 65535 workgroups is more than any device holds at once and must end with the flag.
+TEST(Roofline, GridBarrierCountsItsRoundsOrGivesUp) {
+  for (uint32_t groups : {1u, 2u, 7u, 65535u})
+    for (uint32_t steps : {1u, 4u}) {
+      SCOPED_TRACE(std::to_string(groups) + " groups, " + std::to_string(steps) + " rounds");
+      auto b = BuildRooflineBundle({RooflineKernel::GridBarrier, groups, 0, steps});
+      ASSERT_TRUE(b.ok()) << b.error().message;
+      ASSERT_EQ(vkqc_verify_bundle(b->bytes.data(), b->bytes.size()), VKQC_OK) << vkqc_last_error();
+      Model model;
+      ASSERT_EQ(vkqc_model_load(gpu_test::Context(), b->bytes.data(), b->bytes.size(), nullptr, &model.m), VKQC_OK)
+          << vkqc_last_error();
+      ASSERT_EQ(vkqc_model_run(model.m, 0), VKQC_OK) << vkqc_last_error();
+      uint32_t sync[2] = {0xDEADBEEFu, 0xDEADBEEFu};
+      ASSERT_EQ(vkqc_model_read_intermediate(model.m, 0, b->flag_tensor.c_str(), sync, sizeof sync), VKQC_OK);
+      std::vector<uint32_t> words(b->out_offset + groups, 0xDEADBEEFu);
+      ASSERT_EQ(vkqc_model_read_intermediate(model.m, 0, b->out_tensor.c_str(), words.data(), words.size() * 4),
+                VKQC_OK);
+      const bool gave_up = sync[1] != 0;
+      if (groups == 1) {
+        EXPECT_FALSE(gave_up);
+      }
+      if (groups == 65535) {
+        EXPECT_TRUE(gave_up);
+      }
+      if (!gave_up) {
+        EXPECT_EQ(sync[0], groups * steps);  // every workgroup arrived at every barrier once
+        for (uint32_t g = 0; g < groups; ++g) EXPECT_EQ(words[b->out_offset + g], steps) << "workgroup " << g;
+      }
+      gpu_test::ExpectNoValidationMessages("grid barrier");
+    }
 }
 
 }  // namespace

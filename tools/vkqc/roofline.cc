@@ -61,6 +61,80 @@ Result<Timing> MeasureCompute(Session& s, RooflineBundleParams params, double ta
   return Measure(m.get(), b.measured_layer, min_ms);
 }
 
+// The sync kernels at `steps` steps: the whole program's time, each result word checked (every
+// step read what the one before wrote). `resident` false: a GridBarrier spin gave up (the grid was
+// not all resident at once), nothing measured.
+struct SyncRun {
+  Timing t;
+  bool resident = true;
+};
+Result<SyncRun> RunSync(Session& s, RooflineKernel kernel, uint32_t groups, uint32_t steps, double min_ms) {
+  VKQC_ASSIGN_OR_RETURN(RooflineBundle b, BuildRooflineBundle({kernel, groups, 0, steps}));
+  VKQC_ASSIGN_OR_RETURN(Model m, Load(s, b.bytes));
+  SyncRun run;
+  auto check = [&]() -> Status {
+    if (!b.flag_tensor.empty()) {
+      uint32_t sync[2] = {0, 0};
+      if (vkqc_model_read_intermediate(m.get(), 0, b.flag_tensor.c_str(), sync, sizeof sync) != VKQC_OK)
+        return UserError(vkqc_last_error());
+      if (sync[1] != 0) {
+        run.resident = false;
+        return {};
+      }
+    }
+    std::vector<uint32_t> words(b.out_offset + groups);
+    if (vkqc_model_read_intermediate(m.get(), 0, b.out_tensor.c_str(), words.data(), words.size() * 4) != VKQC_OK)
+      return UserError(vkqc_last_error());
+    for (uint32_t g = 0; g < groups; ++g)
+      if (words[b.out_offset + g] != steps)
+        return UserError(std::string(kernel == RooflineKernel::GridBarrier ? "grid barrier" : "dispatch chain") +
+                         " check failed: workgroup " + std::to_string(g) + "'s word is " +
+                         std::to_string(words[b.out_offset + g]) + " after " + std::to_string(steps) +
+                         " steps (a step did not see the one before it)");
+    return {};
+  };
+  VKQC_TRY(TimeOnce(m.get(), kWholeProgram));  // one run first: a grid that gives up is not timed
+  VKQC_TRY(check());
+  if (!run.resident) return run;
+  VKQC_ASSIGN_OR_RETURN(run.t, Measure(m.get(), kWholeProgram, min_ms));
+  VKQC_TRY(check());
+  return run;
+}
+
+// What one dependent step costs: dispatches with a barrier between each, and rounds of one
+// dispatch with an in-kernel grid barrier; the slope between 16 and 272 steps.
+Status MeasureSync(Session& s, bool cpu, double min_ms) {
+  constexpr uint32_t kFew = 16, kMany = 272;
+  struct Case {
+    RooflineKernel kernel;
+    uint32_t groups;
+  };
+  std::vector<Case> cases;
+  for (uint32_t g : cpu ? std::vector<uint32_t>{1, 16} : std::vector<uint32_t>{1, 1024})
+    cases.push_back({RooflineKernel::DispatchChain, g});
+  for (uint32_t g : cpu ? std::vector<uint32_t>{1, 2, 4} : std::vector<uint32_t>{1, 32, 256, 1024})
+    cases.push_back({RooflineKernel::GridBarrier, g});
+  for (const Case& c : cases) {
+    const bool grid = c.kernel == RooflineKernel::GridBarrier;
+    const std::string label = std::string(grid ? "grid barrier (" : "dependent dispatch (") +
+                              std::to_string(c.groups) + " wg of " + std::to_string(kRooflineSyncWorkgroupSize) + ")";
+    VKQC_ASSIGN_OR_RETURN(SyncRun few, RunSync(s, c.kernel, c.groups, kFew, min_ms));
+    SyncRun many;
+    if (few.resident) {
+      VKQC_ASSIGN_OR_RETURN(many, RunSync(s, c.kernel, c.groups, kMany, min_ms));
+    }
+    if (!few.resident || !many.resident) {
+      std::printf("%-34s not measured: the %u workgroups were not all resident at once (a spin gave up)\n",
+                  label.c_str(), c.groups);
+      continue;
+    }
+    const double per_step_us = (many.t.median_ns - few.t.median_ns) / (kMany - kFew) / 1e3;
+    Row(label.c_str(), Fmt("%.3g us/step", per_step_us), many.t,
+        std::to_string(kMany) + (grid ? " rounds" : " dispatches") + " vs " + std::to_string(kFew) + ", result ok");
+  }
+  return {};
+}
+
 }  // namespace
 
 BenchTable::BenchTable(const RooflinePeaks& peaks)
@@ -234,6 +308,8 @@ Status RunRoofline(const RooflineOptions& o) {
     Row(k.label, Fmt(("%.4g " + std::string(k.unit)).c_str(), rl.*k.field), t,
         Fmt("%.3g G ops, ", ops / 1e9) + std::to_string(bp.m) + "x" + std::to_string(bp.n) + "x" + std::to_string(bp.k));
   }
+
+  VKQC_TRY(MeasureSync(s, facts.is_cpu, o.min_ms));
 
   if (!s.validation.empty())
     return UserError(std::to_string(s.validation.size()) + " validation message(s) (see above); nothing written");

@@ -111,6 +111,48 @@ PlanLayer Layer(const std::string& name, const std::string& variant, const std::
   return l;
 }
 
+// DispatchChain / GridBarrier: see the header and shaders/roofline_sync.comp.
+Result<RooflineBundle> BuildSync(const RooflineBundleParams& p) {
+  const bool grid = p.kernel == RooflineKernel::GridBarrier;
+  if (!grid && p.iters > 4096) return InternalError("roofline: a chain of " + std::to_string(p.iters) + " dispatches");
+  Builder b;
+  RooflineBundle out;
+  const uint64_t half = AlignUp(uint64_t(p.groups) * 4, kAlign);
+  const uint32_t wg = kRooflineSyncWorkgroupSize;
+  std::vector<std::string> seed_defs = {"VKQC_SEED"};
+  if (grid) seed_defs.push_back("VKQC_GRID");
+  VKQC_ASSIGN_OR_RETURN(uint32_t seed, b.Pipeline("roofline_sync.comp", seed_defs, 1, 0, wg));
+  const std::string what = std::to_string(p.groups) + " workgroups of " + std::to_string(wg) + ", " +
+                           std::to_string(p.iters) + (grid ? " rounds" : " dispatches");
+  const PlanSlice a_w{SliceKind::Arena, 0, 0, half, true}, a_r{SliceKind::Arena, 0, 0, half, false};
+  if (grid) {
+    VKQC_ASSIGN_OR_RETURN(uint32_t rounds, b.Pipeline("roofline_sync.comp", {"VKQC_GRID"}, p.iters, 0, wg,
+                                                      {{2, kRooflineSpinCap}}));
+    const PlanSlice vals{SliceKind::Arena, 0, 0, 2 * half, true}, sync{SliceKind::Arena, 0, 2 * half, kAlign, true};
+    b.Dispatch(seed, {a_w, sync}, {}, p.groups, Layer("seed", "roofline_sync_seed", what, 0));
+    b.Dispatch(rounds, {vals, sync}, {}, p.groups, Layer("grid rounds", "roofline_grid_barrier", what, 0));
+    b.prog.arena_size = 2 * half + kAlign;
+    out.out_tensor = "roofline.vals";
+    out.out_offset = p.iters % 2 ? p.groups : 0;  // round r writes words [G, 2G) when r is even
+    out.flag_tensor = "roofline.sync";
+    VKQC_ASSIGN_OR_RETURN(out.bytes, b.Finish({{"roofline.vals", 0, 2 * half, 0, 0},
+                                               {"roofline.sync", 2 * half, kAlign, 0, 0}}));
+  } else {
+    VKQC_ASSIGN_OR_RETURN(uint32_t step, b.Pipeline("roofline_sync.comp", {}, 1, 0, wg));
+    const PlanSlice b_w{SliceKind::Arena, 0, half, half, true}, b_r{SliceKind::Arena, 0, half, half, false};
+    b.Dispatch(seed, {a_w}, {}, p.groups, Layer("seed", "roofline_sync_seed", what, 0));
+    for (uint32_t i = 0; i < p.iters; ++i)
+      b.Dispatch(step, i % 2 ? std::vector<PlanSlice>{b_r, a_w} : std::vector<PlanSlice>{a_r, b_w}, {}, p.groups,
+                 Layer("step " + std::to_string(i), "roofline_dispatch_chain", what, 0));
+    b.prog.arena_size = 2 * half;
+    out.out_tensor = p.iters % 2 ? "roofline.b" : "roofline.a";
+    VKQC_ASSIGN_OR_RETURN(out.bytes, b.Finish({{"roofline.a", 0, half, 0, 0}, {"roofline.b", half, half, 0, 0}}));
+  }
+  out.measured_layer = kRooflineWholeProgram;
+  out.work = double(p.iters);
+  return out;
+}
+
 }  // namespace
 
 uint32_t RooflineHash(uint32_t x) {
@@ -161,6 +203,7 @@ Result<RooflineBundle> BuildRooflineBundle(const RooflineBundleParams& p) {
     return out;
   }
   if (p.iters == 0) return InternalError("roofline: zero iterations");
+  if (p.kernel == RooflineKernel::DispatchChain || p.kernel == RooflineKernel::GridBarrier) return BuildSync(p);
   double ops = double(threads) * p.iters * kRooflineOpsPerIter;
   std::string what = std::to_string(p.groups) + " workgroups of " + std::to_string(kRooflineWorkgroupSize) + ", " +
                      std::to_string(p.iters) + " iterations";
