@@ -12,7 +12,7 @@
 // VKQC_GRID   ROUNDS steps in one dispatch over two halves of binding 0 (words [0, G) and [G, 2G):
 //             round r reads half r % 2, writes the other), each followed by a grid barrier: a workgroup's word is
 //             stored, memoryBarrierBuffer, one atomicAdd on the counter, then its first invocation
-//             spins until the counter reaches G * (r + 1). That needs every workgroup of the grid
+//             spins (atomic reads) until the counter reaches G * (r + 1). That needs every workgroup of the grid
 //             resident at once, which Vulkan does not promise: each spin gives up after SPIN_CAP
 //             loads, raising the flag (binding 1, word 1) that ends every workgroup's loop, so a grid
 //             larger than the device can hold ends in bounded time with the flag set, never hangs.
@@ -51,13 +51,19 @@ void main() {
     if (first) {
       vals[dst + g] = max(vals[src + g], vals[src + (g + 1u) % G]) + 1u;
       memoryBarrierBuffer();
-      atomicAdd(counter, 1u);
       const uint target = G * (r + 1u);
-      uint spins = 0u;
-      while (counter < target && failed == 0u && spins < SPIN_CAP) ++spins;
-      if (counter < target) failed = 1u;  // gave up (or another workgroup did): stop
+      // The spin reads the counter and the flag by atomics: they are performed where the atomicAdds
+      // are (plain loads of a coherent volatile buffer stayed stale on NVIDIA: the spins gave up).
+      uint seen = atomicAdd(counter, 1u) + 1u, spins = 0u;
+      bool stop = false;
+      while (seen < target && !stop && spins < SPIN_CAP) {
+        seen = atomicOr(counter, 0u);
+        stop = atomicOr(failed, 0u) != 0u;
+        ++spins;
+      }
+      if (seen < target && !stop) atomicOr(failed, 1u);  // gave up: every workgroup stops
       memoryBarrierBuffer();
-      s_go = failed == 0u ? 1u : 0u;
+      s_go = seen >= target && !stop ? 1u : 0u;
     }
     barrier();
     const bool go = s_go != 0u;

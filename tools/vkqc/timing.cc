@@ -12,8 +12,16 @@
 
 namespace vkqc {
 
+Session::~Session() {
+  vkqc_context_destroy(ctx);
+  if (waiver.waived())
+    log::Info("validation: " + std::to_string(waiver.waived()) +
+              " messages waived (this validation layer predates VK_KHR_cooperative_matrix)");
+}
+
 void Session::Log(void* user, vkqc_log_level level, const char* msg) {
   auto* self = static_cast<Session*>(user);
+  if (level == VKQC_LOG_VALIDATION && self->waiver.Waive(msg)) return;
   if (level == VKQC_LOG_VALIDATION) {
     self->validation.push_back(msg);
     log::Error(std::string("validation: ") + msg);
