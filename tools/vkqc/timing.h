@@ -35,7 +35,8 @@ Result<Model> Load(Session& s, const std::vector<uint8_t>& bundle);
 // Layer index meaning "the whole program".
 inline constexpr uint32_t kWholeProgram = UINT32_MAX;
 
-// GPU nanoseconds of `layer` (or the program) in one timed run of `program`.
+// GPU nanoseconds of `layer` in one timed run of `program` (timestamps around every layer), or of the
+// whole program (kWholeProgram: timestamps at its start and end only).
 Result<double> TimeOnce(vkqc_model m, uint32_t layer, uint32_t program = 0);
 
 struct Timing {
