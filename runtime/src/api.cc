@@ -509,4 +509,10 @@ vkqc_status vkqc_model_run_timed(vkqc_model m, uint32_t program, double* layer_n
   return Report(m->Note(m->RunTimed(program, layer_ns, total_ns)));
 }
 
+vkqc_status vkqc_model_time_without(vkqc_model m, uint32_t program, const uint8_t* leave_out, double* total_ns) {
+  if (!ValidProgram(m, program) || !leave_out || !total_ns) return Invalid("null argument or program out of range");
+  if (auto e = m->Settle(); !e.ok()) return Report(e);
+  return Report(m->Note(m->RunTimedWithout(program, leave_out, total_ns)));
+}
+
 }  // extern "C"

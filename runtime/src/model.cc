@@ -351,16 +351,17 @@ Err vkqc_model_t::Poison() {
   });
 }
 
-Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer) {
+Err vkqc_model_t::Record(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer,
+                         const std::vector<uint8_t>* leave_out) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   if (VkResult r = vkBeginCommandBuffer(cb, &bi); r != VK_SUCCESS) return VkFail(r, "vkBeginCommandBuffer");
-  RecordBody(pi, cb, ts, per_layer);
+  RecordBody(pi, cb, ts, per_layer, nullptr, leave_out);
   if (VkResult r = vkEndCommandBuffer(cb); r != VK_SUCCESS) return VkFail(r, "vkEndCommandBuffer");
   return Ok();
 }
 
 void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, bool per_layer,
-                              const std::vector<VkDescriptorSet>* sets) {
+                              const std::vector<VkDescriptorSet>* sets, const std::vector<uint8_t>* leave_out) {
   const auto* pr = view.bundle->programs()->Get(pi);
   Program& prog = programs[pi];
   if (!sets) sets = &prog.sets;
@@ -386,6 +387,18 @@ void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, b
         vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 2 * li + 1);
       }
   }
+  // Profiling (leave_out): the left-out layers' dispatches are not recorded, and the barriers
+  // between two recorded dispatches become one, with the union of their access masks (so every
+  // hazard between recorded dispatches that one of them covered is still covered).
+  std::vector<uint8_t> skip;
+  VkAccessFlags pending_src = 0, pending_dst = 0;
+  bool dispatched_since_barrier = false;
+  if (leave_out) {
+    skip.assign(pr->commands()->size(), 0);
+    for (uint32_t li = 0; li < prog.layers.size() && li < leave_out->size(); ++li)
+      if ((*leave_out)[li])
+        for (uint32_t c = 0; c < prog.layers[li].command_count; ++c) skip.at(prog.layers[li].first_command + c) = 1;
+  }
   uint32_t set_index = 0;
   for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
     if (ts)
@@ -394,12 +407,29 @@ void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, b
           vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 2 * li);
     if (fbb::Command(pr->commands_type()->Get(ci)) == fbb::Command::Barrier) {
       const auto* br = static_cast<const fbb::Barrier*>(pr->commands()->Get(ci));
-      VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-      mb.srcAccessMask = br->src_access();
-      mb.dstAccessMask = br->dst_access();
-      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                           0, nullptr, 0, nullptr);
+      if (leave_out) {
+        pending_src |= br->src_access();
+        pending_dst |= br->dst_access();
+      } else {
+        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        mb.srcAccessMask = br->src_access();
+        mb.dstAccessMask = br->dst_access();
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                             0, nullptr, 0, nullptr);
+      }
+    } else if (leave_out && skip[ci]) {
+      ++set_index;  // one set per dispatch, recorded or not
     } else {
+      if (leave_out && (pending_src || pending_dst) && dispatched_since_barrier) {
+        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        mb.srcAccessMask = pending_src;
+        mb.dstAccessMask = pending_dst;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                             0, nullptr, 0, nullptr);
+        dispatched_since_barrier = false;
+      }
+      pending_src = pending_dst = 0;  // none before the first dispatch recorded: the run's own barrier orders it
+      dispatched_since_barrier = true;
       const auto* d = static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci));
       vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines[d->pipeline()]);
       vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layouts[d->pipeline()], 0, 1,
@@ -632,6 +662,44 @@ Err vkqc_model_t::RunTimed(uint32_t pi, double* layer_ns, double* total_ns) {
   return Ok();
 }
 
+Err vkqc_model_t::RunTimedWithout(uint32_t pi, const uint8_t* leave_out, double* total_ns) {
+  Program& p = programs[pi];
+  if (ctx->caps.timestamp_valid_bits == 0 || ctx->caps.timestamp_period <= 0)
+    return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, "the device's compute queue does not support timestamps");
+  std::vector<uint8_t> mask(p.layers.size());
+  for (size_t li = 0; li < mask.size(); ++li) mask[li] = leave_out[li] ? 1 : 0;
+  if (!p.without_queries) {
+    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qci.queryCount = 2;
+    if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &p.without_queries); r != VK_SUCCESS)
+      return VkFail(r, "vkCreateQueryPool");
+  }
+  if (!p.without_cmd || mask != p.without_mask) {  // recorded again only when the layers change
+    if (p.without_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.without_cmd);
+    p.without_cmd = VK_NULL_HANDLE;
+    p.without_mask.clear();
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = ctx->pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &p.without_cmd); r != VK_SUCCESS)
+      return VkFail(r, "vkAllocateCommandBuffers");
+    if (auto e = Record(pi, p.without_cmd, p.without_queries, false, &mask); !e.ok()) return e;
+    p.without_mask = std::move(mask);
+  }
+  if (auto e = PreparePosition(pi); !e.ok()) return e;  // runs at the current position, not advancing it
+  if (auto e = ctx->SubmitAndWait(p.without_cmd); !e.ok()) return e;
+  uint64_t t[2] = {0, 0};
+  if (VkResult r = vkGetQueryPoolResults(ctx->device, p.without_queries, 0, 2, sizeof t, t, 8,
+                                         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+      r != VK_SUCCESS)
+    return VkFail(r, "vkGetQueryPoolResults");
+  const uint64_t m = ctx->caps.timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx->caps.timestamp_valid_bits) - 1);
+  *total_ns = double((t[1] - t[0]) & m) * ctx->caps.timestamp_period;
+  return Ok();
+}
+
 Err vkqc_model_t::ReadArena(uint32_t pi, uint64_t offset, void* data, size_t size) {
   Program& p = programs[pi];
   if (p.arena.mapped) {
@@ -694,6 +762,8 @@ void vkqc_model_t::Destroy() {
     if (p.queries) vkDestroyQueryPool(ctx->device, p.queries, ctx->alloc);
     if (p.total_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.total_cmd);
     if (p.total_queries) vkDestroyQueryPool(ctx->device, p.total_queries, ctx->alloc);
+    if (p.without_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.without_cmd);
+    if (p.without_queries) vkDestroyQueryPool(ctx->device, p.without_queries, ctx->alloc);
     DestroyBuffer(&p.arena);
     for (auto& io : p.inputs) DestroyBuffer(&io.buffer);
     for (auto& io : p.outputs) DestroyBuffer(&io.buffer);

@@ -48,6 +48,9 @@ struct Program {
   VkQueryPool queries = VK_NULL_HANDLE;
   VkCommandBuffer total_cmd = VK_NULL_HANDLE;  // whole-buffer timestamps only (layer_ns == NULL)
   VkQueryPool total_queries = VK_NULL_HANDLE;
+  VkCommandBuffer without_cmd = VK_NULL_HANDLE;  // profiling: some layers left out (RunTimedWithout)
+  VkQueryPool without_queries = VK_NULL_HANDLE;
+  std::vector<uint8_t> without_mask;             // the layers without_cmd leaves out
   std::vector<VkDescriptorSet> sets;           // one per dispatch, in command order
   int32_t position_input = -1;                 // index of the runtime-owned position input
 };
@@ -115,6 +118,9 @@ struct vkqc_model_t {
     return e;
   }
   vkqc::rt::Err RunTimed(uint32_t program, double* layer_ns, double* total_ns);
+  // Profiling: one run timed as a whole with the dispatches of the layers marked in `leave_out`
+  // (one byte per layer) not recorded; outputs and state are not meaningful afterwards.
+  vkqc::rt::Err RunTimedWithout(uint32_t program, const uint8_t* leave_out, double* total_ns);
   vkqc::rt::Err ReadArena(uint32_t program, uint64_t offset, void* data, size_t size);
   vkqc::rt::Err ReadState(uint32_t state, void* data, size_t size);
   // An output's bytes [offset, offset + size): in place where its memory is host-cached or the read
@@ -141,10 +147,11 @@ struct vkqc_model_t {
   vkqc::rt::Err CaptureStatistics();
   vkqc::rt::Err CreateDescriptors();
   vkqc::rt::Err Poison();
-  vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer);
+  vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer,
+                       const std::vector<uint8_t>* leave_out = nullptr);
   // Record's commands between begin and end (the chain records more around them).
   void RecordBody(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer,
-                  const std::vector<VkDescriptorSet>* sets = nullptr);
+                  const std::vector<VkDescriptorSet>* sets = nullptr, const std::vector<uint8_t>* leave_out = nullptr);
   // The program's descriptor sets, allocated from `pool`, binding the bundle's buffers, or with
   // `rebind` (a greedy-decoding slot) its position input, token input and next-token output in the ring.
   struct Rebind {

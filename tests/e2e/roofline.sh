@@ -102,6 +102,18 @@ else
   fail "bench --pipeline-stats" "expected statistics, or a refusal naming the extension" "$(last_run_report)"
 fi
 
+echo "== bench --attribute"
+# Each group of layers (fc1..fc3 -> fc#) timed with its dispatches left out: a table after the layer
+# table, a row for every layer at once and one per group, five numbers each; validation silent.
+vk bench "$B" --tokens 1 --min-ms 5 --validation --attribute
+rows=$(awk 'p && NF > 0 { print } /^group +layers/ { p = 1 }' "$OUT_FILE")
+if [ "$RC" -eq 0 ] && ! crashed && out_has "cost inside the program" && echo "$rows" | grep -qE '^\(every layer\) +3 ' &&
+   echo "$rows" | grep -qE '^fc# +3 +[0-9.]+ +[0-9.]+ +-?[0-9.]+ +-?[0-9.]+%$' && ! err_has "validation"; then
+  ok "bench --attribute: a row for every layer at once and one per group"
+else
+  fail "bench --attribute" "expected '(every layer)' and 'fc#' rows" "$(last_run_report)"
+fi
+
 echo "== bad input"
 expect_error "roofline: unknown option" "unknown option --frob" -- roofline --frob
 expect_error "roofline: positional argument" "usage: vkqc roofline" -- roofline extra

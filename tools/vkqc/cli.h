@@ -33,7 +33,7 @@ Result<std::vector<Ed25519Key>> TrustedKeys(const Args& a);
 inline bool IsSwitch(const std::string& k) {
   return k == "--validation" || k == "--robust-access" || k == "--validate-spirv" || k == "--help" || k == "-h" || k == "--keep-intermediates" || k == "--norm-tail" || k == "--per-op" ||
          k == "--quick" || k == "--no-coopmat" || k == "--allow-fp16" || k == "--coopmat-nv" || k == "--chat" ||
-         k == "--ignore-eos" || k == "--pipeline-stats" || k == "-v" || k == "-q";
+         k == "--ignore-eos" || k == "--pipeline-stats" || k == "--attribute" || k == "-v" || k == "-q";
 }
 inline bool TakesValue(const std::string& k) {
   static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--coopmat-split", "--force-conv", "--force-attention", "--decode-attention-rows",

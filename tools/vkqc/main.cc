@@ -19,6 +19,7 @@
 #include "compiler/kernels/linear/linear.h"
 #include "compiler/profile/profile.h"
 #include "reference/reference.h"
+#include "tools/vkqc/attribute.h"
 #include "tools/vkqc/cli.h"
 #include "tools/vkqc/compile_cli.h"
 #include "tools/vkqc/sign_cli.h"
@@ -83,7 +84,10 @@ commands:
                                              prints the generated ids and prefill/decode speeds
   bench   OUT.vkqb [--tokens N] [--min-ms 100] [--roofline PROFILE] [--peak-gbps G] [--peak-tops T]
           [--position P] [--device I] [--validation] [--robust-access] [--validate-spirv] [--pipeline-stats]
+          [--attribute]
           --position (decoder bundles): time the program with P cached positions before its rows
+          --attribute: after the table, what each group of layers (names with digits as #) costs
+          inside the program: the whole program against it with the group's dispatches left out
           --pipeline-stats: after the table, each layer's pipelines as the driver describes them
           (VK_KHR_pipeline_executable_properties: registers, code size, ...); refused where the
           device lacks the extension
@@ -538,7 +542,7 @@ Status PrintPipelineStatistics(vkqc_model m, uint32_t prog) {
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
                           "--validation", "--robust-access", "--validate-spirv", "--position", "--trusted-key",
-                          "--pipeline-stats"}));
+                          "--pipeline-stats", "--attribute"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
   int64_t position = 0;
   if (a.Has("--position")) {
@@ -631,6 +635,10 @@ Status CmdBench(const Args& a) {
   }
   table.Total(median(totals));
   if (a.Has("--pipeline-stats")) VKQC_TRY(PrintPipelineStatistics(rt.model, prog));
+  if (a.Has("--attribute")) {  // last: the model's results are not meaningful after it
+    VKQC_ASSIGN_OR_RETURN(std::vector<Attribution> rows, AttributeLayers(rt.model, prog, min_ms));
+    PrintAttribution(rows);
+  }
   if (!rt.validation.empty())
     return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
   return {};

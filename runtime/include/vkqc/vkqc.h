@@ -332,6 +332,16 @@ vkqc_status vkqc_model_layer_statistics(vkqc_model model, uint32_t program, uint
  * A stateful program runs at the current position without advancing it. */
 vkqc_status vkqc_model_run_timed(vkqc_model model, uint32_t program, double* out_layer_ns, double* out_total_ns);
 
+/* Profiling: runs once, timed as a whole (timestamps at the start and end of the command buffer
+ * only), with the dispatches of every layer i whose leave_out[i] is non-zero left out (leave_out
+ * holds layer_count bytes); the barriers between two dispatches still recorded become one. The
+ * difference to vkqc_model_run_timed's whole-program time is what those layers cost inside the
+ * program, without the per-layer timestamps that serialize it. Results are NOT meaningful after
+ * it: the layers left out did not run and the others read stale data (a stateful program runs at
+ * the current position without advancing it, and its cache row there holds garbage until a real
+ * run writes it again). The command buffer is recorded again only when leave_out changes. */
+vkqc_status vkqc_model_time_without(vkqc_model model, uint32_t program, const uint8_t* leave_out, double* out_total_ns);
+
 const char* vkqc_status_string(vkqc_status status);
 const char* vkqc_last_error(void);
 

@@ -1,0 +1,98 @@
+#include "tools/vkqc/attribute.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+namespace vkqc {
+
+std::string LayerGroupKey(const std::string& name) {
+  std::string key;
+  for (size_t i = 0; i < name.size();) {
+    if (std::isdigit(static_cast<unsigned char>(name[i]))) {
+      key += '#';
+      while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+    } else {
+      key += name[i++];
+    }
+  }
+  return key;
+}
+
+std::vector<LayerGroup> GroupLayers(const std::vector<std::string>& layer_names) {
+  std::vector<LayerGroup> groups;
+  for (uint32_t i = 0; i < layer_names.size(); ++i) {
+    const std::string key = LayerGroupKey(layer_names[i]);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const LayerGroup& g) { return g.key == key; });
+    if (it == groups.end()) groups.push_back({key, {i}});
+    else it->layers.push_back(i);
+  }
+  return groups;
+}
+
+namespace {
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Pairs of runs, the whole program then the one without `mask`'s layers, until min_ms of whole runs
+// and at least 10 pairs.
+Result<Attribution> MeasureWithout(vkqc_model m, uint32_t program, const std::vector<uint8_t>& mask, double min_ms) {
+  std::vector<double> whole, without;
+  double acc_ms = 0;
+  while ((acc_ms < min_ms || whole.size() < 10) && whole.size() < 100000) {
+    double w = 0, o = 0;
+    if (vkqc_model_run_timed(m, program, nullptr, &w) != VKQC_OK) return UserError(vkqc_last_error());
+    if (vkqc_model_time_without(m, program, mask.data(), &o) != VKQC_OK) return UserError(vkqc_last_error());
+    whole.push_back(w);
+    without.push_back(o);
+    acc_ms += w / 1e6;
+  }
+  Attribution a;
+  a.whole_ns = Median(whole);
+  a.without_ns = Median(without);
+  a.runs = whole.size();
+  return a;
+}
+
+}  // namespace
+
+Result<std::vector<Attribution>> AttributeLayers(vkqc_model m, uint32_t program, double min_ms) {
+  const uint32_t nl = vkqc_model_layer_count(m, program);
+  std::vector<std::string> names(nl);
+  for (uint32_t i = 0; i < nl; ++i) {
+    vkqc_layer_info li;
+    if (vkqc_model_layer_info(m, program, i, &li) != VKQC_OK) return UserError(vkqc_last_error());
+    names[i] = li.name ? li.name : "";
+  }
+  std::vector<Attribution> rows;
+  {
+    VKQC_ASSIGN_OR_RETURN(Attribution a, MeasureWithout(m, program, std::vector<uint8_t>(nl, 1), min_ms));
+    a.key = "(every layer)";
+    a.layers = nl;
+    rows.push_back(a);
+  }
+  for (const LayerGroup& g : GroupLayers(names)) {
+    std::vector<uint8_t> mask(nl, 0);
+    for (uint32_t l : g.layers) mask[l] = 1;
+    VKQC_ASSIGN_OR_RETURN(Attribution a, MeasureWithout(m, program, mask, min_ms));
+    a.key = g.key;
+    a.layers = g.layers.size();
+    rows.push_back(a);
+  }
+  return rows;
+}
+
+void PrintAttribution(const std::vector<Attribution>& rows) {
+  std::printf("\ncost inside the program (each group's dispatches left out; whole-program timestamps only):\n");
+  std::printf("%-44s %6s %11s %11s %11s %7s\n", "group", "layers", "whole us", "without us", "cost us", "share");
+  for (const Attribution& a : rows) {
+    const double cost = a.whole_ns - a.without_ns;
+    std::printf("%-44s %6zu %11.2f %11.2f %11.2f %6.1f%%\n", a.key.c_str(), a.layers, a.whole_ns / 1e3,
+                a.without_ns / 1e3, cost / 1e3, a.whole_ns > 0 ? 100.0 * cost / a.whole_ns : 0.0);
+  }
+}
+
+}  // namespace vkqc
