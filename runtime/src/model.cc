@@ -668,30 +668,35 @@ Err vkqc_model_t::RunTimedWithout(uint32_t pi, const uint8_t* leave_out, double*
     return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, "the device's compute queue does not support timestamps");
   std::vector<uint8_t> mask(p.layers.size());
   for (size_t li = 0; li < mask.size(); ++li) mask[li] = leave_out[li] ? 1 : 0;
-  if (!p.without_queries) {
-    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qci.queryCount = 2;
-    if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &p.without_queries); r != VK_SUCCESS)
-      return VkFail(r, "vkCreateQueryPool");
-  }
-  if (!p.without_cmd || mask != p.without_mask) {  // recorded again only when the layers change
-    if (p.without_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.without_cmd);
-    p.without_cmd = VK_NULL_HANDLE;
-    p.without_mask.clear();
+  Program::Without* w = nullptr;
+  for (auto& c : p.without)
+    if (c.cmd && c.mask == mask) w = &c;
+  if (!w) {  // record it in the slot used least recently
+    w = p.without[0].last_use <= p.without[1].last_use ? &p.without[0] : &p.without[1];
+    if (w->cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &w->cmd);
+    w->cmd = VK_NULL_HANDLE;
+    w->mask.clear();
+    if (!w->queries) {
+      VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qci.queryCount = 2;
+      if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &w->queries); r != VK_SUCCESS)
+        return VkFail(r, "vkCreateQueryPool");
+    }
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = ctx->pool;
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     cai.commandBufferCount = 1;
-    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &p.without_cmd); r != VK_SUCCESS)
+    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &w->cmd); r != VK_SUCCESS)
       return VkFail(r, "vkAllocateCommandBuffers");
-    if (auto e = Record(pi, p.without_cmd, p.without_queries, false, &mask); !e.ok()) return e;
-    p.without_mask = std::move(mask);
+    if (auto e = Record(pi, w->cmd, w->queries, false, &mask); !e.ok()) return e;
+    w->mask = std::move(mask);
   }
+  w->last_use = ++p.without_uses;
   if (auto e = PreparePosition(pi); !e.ok()) return e;  // runs at the current position, not advancing it
-  if (auto e = ctx->SubmitAndWait(p.without_cmd); !e.ok()) return e;
+  if (auto e = ctx->SubmitAndWait(w->cmd); !e.ok()) return e;
   uint64_t t[2] = {0, 0};
-  if (VkResult r = vkGetQueryPoolResults(ctx->device, p.without_queries, 0, 2, sizeof t, t, 8,
+  if (VkResult r = vkGetQueryPoolResults(ctx->device, w->queries, 0, 2, sizeof t, t, 8,
                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
       r != VK_SUCCESS)
     return VkFail(r, "vkGetQueryPoolResults");
@@ -762,8 +767,10 @@ void vkqc_model_t::Destroy() {
     if (p.queries) vkDestroyQueryPool(ctx->device, p.queries, ctx->alloc);
     if (p.total_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.total_cmd);
     if (p.total_queries) vkDestroyQueryPool(ctx->device, p.total_queries, ctx->alloc);
-    if (p.without_cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &p.without_cmd);
-    if (p.without_queries) vkDestroyQueryPool(ctx->device, p.without_queries, ctx->alloc);
+    for (auto& w : p.without) {
+      if (w.cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &w.cmd);
+      if (w.queries) vkDestroyQueryPool(ctx->device, w.queries, ctx->alloc);
+    }
     DestroyBuffer(&p.arena);
     for (auto& io : p.inputs) DestroyBuffer(&io.buffer);
     for (auto& io : p.outputs) DestroyBuffer(&io.buffer);

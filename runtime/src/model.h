@@ -48,9 +48,16 @@ struct Program {
   VkQueryPool queries = VK_NULL_HANDLE;
   VkCommandBuffer total_cmd = VK_NULL_HANDLE;  // whole-buffer timestamps only (layer_ns == NULL)
   VkQueryPool total_queries = VK_NULL_HANDLE;
-  VkCommandBuffer without_cmd = VK_NULL_HANDLE;  // profiling: some layers left out (RunTimedWithout)
-  VkQueryPool without_queries = VK_NULL_HANDLE;
-  std::vector<uint8_t> without_mask;             // the layers without_cmd leaves out
+  // Profiling (RunTimedWithout): the command buffers of the last two sets of layers left out, so
+  // that runs of two of them can alternate without recording again.
+  struct Without {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkQueryPool queries = VK_NULL_HANDLE;
+    std::vector<uint8_t> mask;  // the layers left out
+    uint64_t last_use = 0;
+  };
+  Without without[2];
+  uint64_t without_uses = 0;
   std::vector<VkDescriptorSet> sets;           // one per dispatch, in command order
   int32_t position_input = -1;                 // index of the runtime-owned position input
 };

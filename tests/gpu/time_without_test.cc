@@ -80,6 +80,23 @@ TEST(TimeWithout, LeftOutLayersDoNotRunTheOthersDo) {
   EXPECT_TRUE(same_bits(output(), y1));
   // The model's own command buffer is unchanged: a normal run computes y2 for x2 again.
   EXPECT_TRUE(same_bits(run_with(x2), y2));
+  // Two sets alternating (the runtime keeps both command buffers, then a third replaces the older).
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    const std::vector<float>& x = round ? x2 : x1;
+    const std::vector<float>& want = round ? y2 : y1;
+    const std::vector<float> before = output();
+    ASSERT_EQ(vkqc_model_write_input(l.model, 0, 0, x.data(), x.size() * 4), VKQC_OK);
+    ASSERT_EQ(vkqc_model_time_without(l.model, 0, all.data(), &ns), VKQC_OK) << vkqc_last_error();
+    EXPECT_TRUE(same_bits(output(), before));
+    ASSERT_EQ(vkqc_model_time_without(l.model, 0, none.data(), &ns), VKQC_OK) << vkqc_last_error();
+    EXPECT_TRUE(same_bits(output(), want));
+  }
+  ASSERT_EQ(vkqc_model_write_input(l.model, 0, 0, x1.data(), x1.size() * 4), VKQC_OK);
+  ASSERT_EQ(vkqc_model_time_without(l.model, 0, last.data(), &ns), VKQC_OK) << vkqc_last_error();
+  EXPECT_TRUE(same_bits(output(), y2));  // the last layer left out: still the x2 run's output
+  ASSERT_EQ(vkqc_model_time_without(l.model, 0, none.data(), &ns), VKQC_OK) << vkqc_last_error();
+  EXPECT_TRUE(same_bits(output(), y1));
   // Refusals: null mask or result, a program out of range.
   EXPECT_EQ(vkqc_model_time_without(l.model, 0, nullptr, &ns), VKQC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(vkqc_model_time_without(l.model, 0, all.data(), nullptr), VKQC_ERROR_INVALID_ARGUMENT);

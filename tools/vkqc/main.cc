@@ -636,8 +636,8 @@ Status CmdBench(const Args& a) {
   table.Total(median(totals));
   if (a.Has("--pipeline-stats")) VKQC_TRY(PrintPipelineStatistics(rt.model, prog));
   if (a.Has("--attribute")) {  // last: the model's results are not meaningful after it
-    VKQC_ASSIGN_OR_RETURN(std::vector<Attribution> rows, AttributeLayers(rt.model, prog, min_ms));
-    PrintAttribution(rows);
+    VKQC_ASSIGN_OR_RETURN(AttributionTable table, AttributeLayers(rt.model, prog, min_ms));
+    PrintAttribution(table);
   }
   if (!rt.validation.empty())
     return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");

@@ -339,7 +339,8 @@ vkqc_status vkqc_model_run_timed(vkqc_model model, uint32_t program, double* out
  * program, without the per-layer timestamps that serialize it. Results are NOT meaningful after
  * it: the layers left out did not run and the others read stale data (a stateful program runs at
  * the current position without advancing it, and its cache row there holds garbage until a real
- * run writes it again). The command buffer is recorded again only when leave_out changes. */
+ * run writes it again). The command buffers of the last two leave_out sets are kept, so runs of
+ * two of them can alternate without recording again. */
 vkqc_status vkqc_model_time_without(vkqc_model model, uint32_t program, const uint8_t* leave_out, double* out_total_ns);
 
 const char* vkqc_status_string(vkqc_status status);
