@@ -4,7 +4,7 @@
 // the KV cache, in one dispatch with the cache append (and, VKQC_ROPE, the rope of q and k). Grid
 // (SPLITS, HKV, row groups): workgroup (s, kvh, z) serves the QV = R x G virtual queries of rows
 // z * R .. z * R + R - 1 (qi = local row * G + g: one of the G = HQ / HKV query heads sharing KV
-// head kvh) over cache positions [s * C, min((s + 1) * C, len)) (C = CHUNK, or longer: MIN_KEYS), len = pos0 + its last row
+// head kvh) over cache positions [s * CHUNK, min((s + 1) * CHUNK, len)), len = pos0 + its last row
 // + 1, in blocks of BK keys: each key and value is read once for all of them (all of a block's
 // loads in flight together), scores and an online softmax per virtual query in fp32 (running max
 // and sum, as attention.comp). Row r is causal: it sees positions up to pos0 + r (a later key
@@ -32,11 +32,6 @@ layout(constant_id = 4) const uint CHUNK = 64;
 layout(constant_id = 5) const uint SPLITS = 1;
 layout(constant_id = 6) const float SCALE = 1.0;
 layout(constant_id = 7) const uint MAXPOS = 1;
-// MIN_KEYS > 0: at contexts shorter than SPLITS x MIN_KEYS the context is split into fewer, longer
-// chunks (at least MIN_KEYS positions each, whole blocks of BK, never shorter than CHUNK), so short
-// contexts take fewer splits, down to one without partials or combine; the grid stays SPLITS wide
-// (the splits past the last chunk return at once). 0: chunks of CHUNK positions.
-layout(constant_id = 8) const uint MIN_KEYS = 0;
 
 const uint WG = 128;
 const uint D = VKQC_D;              // head_dim (even)
@@ -160,14 +155,9 @@ void main() {
   const uint nr = ROWS == 1 ? 1u : min(R, ROWS - r0);     // and its rows
   const uint qn = nr * G;  // its virtual queries (QV but in a last, smaller group)
   const uint len = uint(clamp(pos0 + int(r0 + nr), 1, int(S)));  // the group's last row's context
-  uint chunk = CHUNK;  // uniform per row group: every split of the group computes the same
-  if (MIN_KEYS > 0u) {
-    const uint n = clamp((len + MIN_KEYS - 1u) / MIN_KEYS, 1u, SPLITS);  // the chunks wanted
-    chunk = max(CHUNK, ((len + n - 1u) / n + BK - 1u) / BK * BK);      // chunk * SPLITS >= S >= len still
-  }
-  const uint begin = s * chunk, end = min(begin + chunk, len);
+  const uint begin = s * CHUNK, end = min(begin + CHUNK, len);
   if (begin >= end) return;  // uniform: this split lies past the context
-  const uint nact = (len + chunk - 1u) / chunk;
+  const uint nact = (len + CHUNK - 1u) / CHUNK;
   const uint pc = uint(max(pos0, 0));
   const bool last_split = s == nact - 1u;
   // Holds a new row's position (keys pc .. len - 1), or writes the rope outputs.

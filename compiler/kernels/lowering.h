@@ -41,9 +41,6 @@ struct CompileOptions {
   // Rows per workgroup of the decode kernel in programs of several rows (`--decode-attention-rows
   // N`, 1..attention::kDecodeMaxRows; 0: the selection's).
   uint32_t decode_attention_rows = 0;
-  // The decode kernel's shortest chunk at short contexts (`--decode-attention-min-keys N`,
-  // attention_decode.comp's MIN_KEYS; 0: chunks of the compiled length at every context).
-  uint32_t decode_attention_min_keys = 0;
   // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
   bool keep_intermediates = false;

@@ -41,13 +41,12 @@ using AttentionKernel = CompileOptions::AttentionKernel;
 Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> tokens = {},
                                      const std::string& profile = gpu_test::TestProfile(),
                                      AttentionKernel attention = AttentionKernel::Auto, bool int_dot = false,
-                                     uint32_t decode_rows = 0, uint32_t min_keys = 0) {
+                                     uint32_t decode_rows = 0) {
   VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(profile));
   CompileOptions o;
   o.tokens = std::move(tokens);
   o.attention = attention;
   o.decode_attention_rows = decode_rows;
-  o.decode_attention_min_keys = min_keys;
   if (int_dot) o.select.force_accum = linear::Accum::IntDot;  // linears on the integer path
   return CompileGraph(g, p, o, 0);
 }
@@ -272,7 +271,6 @@ struct AttnCase {
   bool subnormal = false;
   int64_t step = 1;  // rows of each run after the first (several: batched / speculative decoding)
   uint32_t group_rows = 0;  // the decode kernel's rows per workgroup (--decode-attention-rows; 0: its selection)
-  uint32_t min_keys = 0;    // the decode kernel's shortest chunk at short contexts (--decode-attention-min-keys)
 };
 
 // AttnCase::want_decode: the decode kernel where its shared memory fits the profile, else tiled.
@@ -313,7 +311,7 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
   std::vector<int64_t> programs{1, c.prefill};
   if (c.step != 1 && c.step != c.prefill) programs.push_back(c.step);
   auto bundle = Compile(g, programs, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force, c.linear,
-                        c.group_rows, c.min_keys);
+                        c.group_rows);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   gpu_test::Loaded l;
   ASSERT_TRUE(Load(*bundle, &l));
@@ -506,15 +504,6 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
       // a phone profile (android-16: 16 KiB of shared memory, blocks of 32 keys); the linear's
       // prologue reduces with a shared-memory tree there
       {8, 2, 64, 300, true, 3, 100, "", "android-16", AttentionKernel::Auto, 2, d, true},
-      // --decode-attention-min-keys: fewer, longer chunks at short contexts. 1b-shaped at 125..136
-      // with 256 (one chunk: no partials, no combine); 300 positions from 60 with 100 (one chunk up
-      // to 100, then two of 64-position blocks); 9000 from 8500 with 1024 (9 chunks of 960 instead
-      // of 45 of 192); f32 with head_dim 128 and 50 (chunks of the compiled 64 where that is longer)
-      {32, 8, 64, 2048, true, 5, 120, "", "", AttentionKernel::Auto, 12, d, false, false, 1, 0, 256},
-      {8, 2, 64, 300, true, 3, 60, "", "", AttentionKernel::Auto, 50, d, false, false, 1, 0, 100},
-      {8, 2, 64, 9000, true, 1, 8500, "", "", AttentionKernel::Auto, 3, d, false, false, 1, 0, 1024},
-      {16, 2, 128, 300, false, 1, 250, "", "", AttentionKernel::Auto, 5, d, false, false, 1, 0, 50},
-      {32, 8, 64, 2048, true, 5, 120, "", "", AttentionKernel::Auto, 4, d, true, false, 1, 0, 256},  // a linear reads y
   };
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
@@ -560,9 +549,6 @@ TEST(Decoder, MultiRowDecodeAttentionMatchesReference) {
       {32, 8, 64, 2048, true, 5, 120, "", "", A, 2, d, true, false, 4},
       // 8 rows x 8 query heads per KV head in one group: past 32 queries, the tiled kernel
       {16, 2, 128, 300, true, 1, 100, "", "", A, 2, "attention_tiled", false, false, 8, 8},
-      // --decode-attention-min-keys: rows 61..63, 64..66 (one chunk until 128), and 1b-shaped in groups
-      {8, 2, 64, 300, true, 1, 60, "", "", A, 3, d, false, false, 3, 0, 128},
-      {32, 8, 64, 2048, true, 3, 120, "", "", A, 2, d, false, false, 8, 0, 256},
   };
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);

@@ -36,7 +36,7 @@ inline bool IsSwitch(const std::string& k) {
          k == "--ignore-eos" || k == "--pipeline-stats" || k == "--attribute" || k == "-v" || k == "-q";
 }
 inline bool TakesValue(const std::string& k) {
-  static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--coopmat-split", "--force-conv", "--force-attention", "--decode-attention-rows", "--decode-attention-min-keys",
+  static const char* kValued[] = {"-o", "--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--coopmat-split", "--force-conv", "--force-attention", "--decode-attention-rows",
                                   "--coopmat-tile", "--gemm-shape",
                                   "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",

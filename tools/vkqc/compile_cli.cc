@@ -107,12 +107,6 @@ Result<CompileOptions> CompileOptionsFrom(const Args& a) {
       return UserError("--decode-attention-rows out of range (1.." + std::to_string(attention::kDecodeMaxRows) + ")");
     o.decode_attention_rows = uint32_t(v);
   }
-  if (a.Has("--decode-attention-min-keys")) {
-    VKQC_ASSIGN_OR_RETURN(int64_t v, ParseInt(a.Get("--decode-attention-min-keys"), "--decode-attention-min-keys"));
-    if (v < 0 || v > (1 << 20))
-      return UserError("--decode-attention-min-keys out of range (0..1048576; 0: chunks of the compiled length)");
-    o.decode_attention_min_keys = uint32_t(v);
-  }
   o.keep_intermediates = a.Has("--keep-intermediates");
   o.norm_tail = a.Has("--norm-tail");
   if (a.Has("--gemv-max-m")) {
@@ -257,7 +251,7 @@ void PrintBundle(const fb::bundle::Bundle* b, uint64_t file_size) {
 }  // namespace
 
 Status CmdCompile(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows", "--decode-attention-min-keys",
+  VKQC_TRY(CheckKnown(a, {"-o", "--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--keep-intermediates", "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--sign-key"}));
   if (a.pos.size() != 1 || !a.Has("-o"))
@@ -274,7 +268,7 @@ Status CmdCompile(const Args& a) {
 }
 
 Status CmdInspect(const Args& a) {
-  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows", "--decode-attention-min-keys",
+  VKQC_TRY(CheckKnown(a, {"--target", "--tokens", "--input-layout", "--output-layout", "--input-shape", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split", "--gemm-shape",
                           "--max-context", "--quantize", "--requantize", "--trusted-key"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc inspect OUT.vkqb | MODEL [--target T]");
@@ -285,7 +279,7 @@ Status CmdInspect(const Args& a) {
   }
   std::vector<uint8_t> bytes;
   if (EndsWith(a.pos[0], ".vkqb")) {
-    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows", "--decode-attention-min-keys",
+    for (const char* o : {"--target", "--tokens", "--force-kernel", "--force-accum", "--gemv-max-m", "--prologue-max-bytes", "--prefetch-max-bytes", "--norm-tail", "--force-conv", "--force-attention", "--decode-attention-rows",
                           "--no-coopmat", "--allow-fp16", "--coopmat-nv", "--coopmat-tile", "--coopmat-split"})
       if (a.Has(o)) return UserError(std::string(o) + " applies when inspecting a graph, not a compiled bundle");
     VKQC_ASSIGN_OR_RETURN(auto b, ReadFileBytes(a.pos[0]));

@@ -47,7 +47,7 @@ commands:
           [--tokens N[,N...]] [--force-kernel gemm|gemv|rows] [--force-accum dot|dequant|cm]
           [--no-coopmat] [--allow-fp16] [--coopmat-nv] [--coopmat-tile WMxWNxTMxTN[xBKW[xSTAGES]]] [--coopmat-split N] [--gemm-shape RMxBK4]
           [--gemv-max-m N] [--prologue-max-bytes B] [--prefetch-max-bytes B] [--norm-tail] [--force-conv im2col|direct] [--force-attention rows|tiled]
-          [--decode-attention-rows N] [--decode-attention-min-keys N] [--keep-intermediates] [--sign-key KEY]
+          [--decode-attention-rows N] [--keep-intermediates] [--sign-key KEY]
           cm: the cooperative-matrix GEMM (int8 operands for quantized activations, fp16 for
           float ones); --no-coopmat: never chosen on its own; --allow-fp16: float layers may use
           it with fp16 operands; --coopmat-nv: VK_NV_cooperative_matrix even where the target

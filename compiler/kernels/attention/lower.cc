@@ -193,8 +193,6 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
   const int64_t s = ctx.tensor(op.inputs[3]).shape[1];
   d.spec = {{1, uint32_t(a.num_heads)}, {2, uint32_t(a.num_kv_heads)}, {3, uint32_t(s)}, {4, c.chunk},
             {5, c.splits}, {6, kernels::FloatBits(a.Scale())}, {7, maxpos}};
-  const uint32_t min_keys = ctx.options().decode_attention_min_keys;
-  if (min_keys) d.spec.push_back({8, min_keys});
   d.shared_memory_bytes = c.shared;
   const kernels::Bind part =
       ctx.Scratch(uint64_t(rows) * a.num_heads * c.splits * (a.head_dim + 2) * 4, op.name + ".partials");
@@ -231,9 +229,7 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
                               "them (arrival counters in the bundle's sync state)"
                             : std::string()) +
               fused_note;
-  pl.detail = detail + ", " + std::to_string(c.splits) + " chunks" +
-              (min_keys ? " (at least " + std::to_string(min_keys) + " positions each at short contexts)" : "") + ", " +
-              std::to_string(c.shared) + " B shared" +
+  pl.detail = detail + ", " + std::to_string(c.splits) + " chunks, " + std::to_string(c.shared) + " B shared" +
               (!f16              ? ""
                : c.f16_unpack ? ", f16 cache words by unpackHalf2x16"
                               : ", f16 cache words by integer decode (cpu_device)");
