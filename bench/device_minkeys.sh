@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device call of 2026-11-29 (session 11): the decode attention's chunks at short contexts
+# Device call of 2026-11-29 (session 11), with the binaries of 80933cf (the option was reverted in
+# 5901965 after this call: it lost at every context): the decode attention's chunks at short contexts
 # (`--decode-attention-min-keys N`): the 1b example's one-token program compiled with N = 0 (the
 # compiled 64-position chunks at every context), 128, 256, 512, 1024, whole program at positions
 # 128, 512, 1024 and 2032, two rounds interleaved; the attention group's cost inside the step
