@@ -399,6 +399,13 @@ void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, b
       if ((*leave_out)[li])
         for (uint32_t c = 0; c < prog.layers[li].command_count; ++c) skip.at(prog.layers[li].first_command + c) = 1;
   }
+  auto barrier = [&](VkAccessFlags src, VkAccessFlags dst) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = src;
+    mb.dstAccessMask = dst;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                         0, nullptr, 0, nullptr);
+  };
   uint32_t set_index = 0;
   for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
     if (ts)
@@ -411,21 +418,13 @@ void vkqc_model_t::RecordBody(uint32_t pi, VkCommandBuffer cb, VkQueryPool ts, b
         pending_src |= br->src_access();
         pending_dst |= br->dst_access();
       } else {
-        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-        mb.srcAccessMask = br->src_access();
-        mb.dstAccessMask = br->dst_access();
-        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                             0, nullptr, 0, nullptr);
+        barrier(br->src_access(), br->dst_access());
       }
     } else if (leave_out && skip[ci]) {
       ++set_index;  // one set per dispatch, recorded or not
     } else {
       if (leave_out && (pending_src || pending_dst) && dispatched_since_barrier) {
-        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-        mb.srcAccessMask = pending_src;
-        mb.dstAccessMask = pending_dst;
-        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                             0, nullptr, 0, nullptr);
+        barrier(pending_src, pending_dst);
         dispatched_since_barrier = false;
       }
       pending_src = pending_dst = 0;  // none before the first dispatch recorded: the run's own barrier orders it
@@ -626,6 +625,38 @@ Err vkqc_model_t::ReadState(uint32_t si, void* data, size_t size) {
   return CopyToHost(states[si].buffer.buffer, 0, data, size);
 }
 
+Err vkqc_model_t::AllocateTimed(uint32_t queries, VkQueryPool* pool, VkCommandBuffer* cmd) {
+  if (!*pool) {
+    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qci.queryCount = queries;
+    if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, pool); r != VK_SUCCESS)
+      return VkFail(r, "vkCreateQueryPool");
+  }
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = ctx->pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, cmd); r != VK_SUCCESS)
+    return VkFail(r, "vkAllocateCommandBuffers");
+  return Ok();
+}
+
+Err vkqc_model_t::SubmitTimed(uint32_t pi, VkCommandBuffer cmd, VkQueryPool pool, std::vector<uint64_t>* ticks) {
+  if (auto e = PreparePosition(pi); !e.ok()) return e;  // runs at the current position, not advancing it
+  if (auto e = ctx->SubmitAndWait(cmd); !e.ok()) return e;
+  if (VkResult r = vkGetQueryPoolResults(ctx->device, pool, 0, uint32_t(ticks->size()), ticks->size() * 8,
+                                         ticks->data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+      r != VK_SUCCESS)
+    return VkFail(r, "vkGetQueryPoolResults");
+  return Ok();
+}
+
+double vkqc_model_t::TicksNs(uint64_t from, uint64_t to) const {
+  const uint64_t mask = ctx->caps.timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx->caps.timestamp_valid_bits) - 1);
+  return double((to - from) & mask) * ctx->caps.timestamp_period;
+}
+
 Err vkqc_model_t::RunTimed(uint32_t pi, double* layer_ns, double* total_ns) {
   Program& p = programs[pi];
   if (ctx->caps.timestamp_valid_bits == 0 || ctx->caps.timestamp_period <= 0)
@@ -635,30 +666,14 @@ Err vkqc_model_t::RunTimed(uint32_t pi, double* layer_ns, double* total_ns) {
   VkCommandBuffer& cmd = per_layer ? p.timed_cmd : p.total_cmd;
   VkQueryPool& pool = per_layer ? p.queries : p.total_queries;
   if (!cmd) {
-    VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qci.queryCount = 2 * nl + 2;
-    if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &pool); r != VK_SUCCESS)
-      return VkFail(r, "vkCreateQueryPool");
-    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cai.commandPool = ctx->pool;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &cmd); r != VK_SUCCESS)
-      return VkFail(r, "vkAllocateCommandBuffers");
+    if (auto e = AllocateTimed(2 * nl + 2, &pool, &cmd); !e.ok()) return e;
     if (auto e = Record(pi, cmd, pool, per_layer); !e.ok()) return e;
   }
-  if (auto e = PreparePosition(pi); !e.ok()) return e;  // runs at the current position, not advancing it
-  if (auto e = ctx->SubmitAndWait(cmd); !e.ok()) return e;
   std::vector<uint64_t> t(2 * nl + 2);
-  if (VkResult r = vkGetQueryPoolResults(ctx->device, pool, 0, uint32_t(t.size()), t.size() * 8, t.data(), 8,
-                                         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-      r != VK_SUCCESS)
-    return VkFail(r, "vkGetQueryPoolResults");
-  const uint64_t mask = ctx->caps.timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx->caps.timestamp_valid_bits) - 1);
-  auto delta = [&](uint32_t a, uint32_t b) { return double((t[b] - t[a]) & mask) * ctx->caps.timestamp_period; };
-  for (uint32_t li = 0; li < nl; ++li) layer_ns[li] = p.layers[li].command_count ? delta(2 * li, 2 * li + 1) : 0.0;
-  *total_ns = delta(2 * nl, 2 * nl + 1);
+  if (auto e = SubmitTimed(pi, cmd, pool, &t); !e.ok()) return e;
+  for (uint32_t li = 0; li < nl; ++li)
+    layer_ns[li] = p.layers[li].command_count ? TicksNs(t[2 * li], t[2 * li + 1]) : 0.0;
+  *total_ns = TicksNs(t[2 * nl], t[2 * nl + 1]);
   return Ok();
 }
 
@@ -676,32 +691,14 @@ Err vkqc_model_t::RunTimedWithout(uint32_t pi, const uint8_t* leave_out, double*
     if (w->cmd) vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &w->cmd);
     w->cmd = VK_NULL_HANDLE;
     w->mask.clear();
-    if (!w->queries) {
-      VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-      qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-      qci.queryCount = 2;
-      if (VkResult r = vkCreateQueryPool(ctx->device, &qci, ctx->alloc, &w->queries); r != VK_SUCCESS)
-        return VkFail(r, "vkCreateQueryPool");
-    }
-    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cai.commandPool = ctx->pool;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    if (VkResult r = vkAllocateCommandBuffers(ctx->device, &cai, &w->cmd); r != VK_SUCCESS)
-      return VkFail(r, "vkAllocateCommandBuffers");
+    if (auto e = AllocateTimed(2, &w->queries, &w->cmd); !e.ok()) return e;
     if (auto e = Record(pi, w->cmd, w->queries, false, &mask); !e.ok()) return e;
     w->mask = std::move(mask);
   }
   w->last_use = ++p.without_uses;
-  if (auto e = PreparePosition(pi); !e.ok()) return e;  // runs at the current position, not advancing it
-  if (auto e = ctx->SubmitAndWait(w->cmd); !e.ok()) return e;
-  uint64_t t[2] = {0, 0};
-  if (VkResult r = vkGetQueryPoolResults(ctx->device, w->queries, 0, 2, sizeof t, t, 8,
-                                         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-      r != VK_SUCCESS)
-    return VkFail(r, "vkGetQueryPoolResults");
-  const uint64_t m = ctx->caps.timestamp_valid_bits >= 64 ? ~0ull : ((1ull << ctx->caps.timestamp_valid_bits) - 1);
-  *total_ns = double((t[1] - t[0]) & m) * ctx->caps.timestamp_period;
+  std::vector<uint64_t> t(2);
+  if (auto e = SubmitTimed(pi, w->cmd, w->queries, &t); !e.ok()) return e;
+  *total_ns = TicksNs(t[0], t[1]);
   return Ok();
 }
 

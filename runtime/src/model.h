@@ -154,6 +154,12 @@ struct vkqc_model_t {
   vkqc::rt::Err CaptureStatistics();
   vkqc::rt::Err CreateDescriptors();
   vkqc::rt::Err Poison();
+  // Timed runs: creates `*pool` (when it has none) with `queries` timestamp queries and allocates
+  // `*cmd`; runs `cmd` at the current position (not advancing it) and reads ticks->size()
+  // timestamps; the nanoseconds between two of them.
+  vkqc::rt::Err AllocateTimed(uint32_t queries, VkQueryPool* pool, VkCommandBuffer* cmd);
+  vkqc::rt::Err SubmitTimed(uint32_t program, VkCommandBuffer cmd, VkQueryPool pool, std::vector<uint64_t>* ticks);
+  double TicksNs(uint64_t from, uint64_t to) const;
   vkqc::rt::Err Record(uint32_t program, VkCommandBuffer cb, VkQueryPool timestamps, bool per_layer,
                        const std::vector<uint8_t>* leave_out = nullptr);
   // Record's commands between begin and end (the chain records more around them).

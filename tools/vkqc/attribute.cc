@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "tools/vkqc/timing.h"
+
 namespace vkqc {
 
 std::string LayerGroupKey(const std::string& name) {
@@ -71,15 +73,9 @@ Result<AttributionTable> AttributeLayers(vkqc_model m, uint32_t program, double 
     names[i] = li.name ? li.name : "";
   }
   AttributionTable table;
-  std::vector<double> programs, controls;
-  for (double acc = 0; acc < min_ms || programs.size() < 10;) {
-    double ns = 0;
-    if (vkqc_model_run_timed(m, program, nullptr, &ns) != VKQC_OK) return UserError(vkqc_last_error());
-    programs.push_back(ns);
-    acc += ns / 1e6;
-    if (programs.size() > 100000) break;
-  }
-  table.program_ns = Median(programs);
+  std::vector<double> controls;
+  VKQC_ASSIGN_OR_RETURN(Timing own, Measure(m, kWholeProgram, min_ms, program));
+  table.program_ns = own.median_ns;
   {
     VKQC_ASSIGN_OR_RETURN(Attribution a, MeasureWithout(m, program, std::vector<uint8_t>(nl, 1), min_ms, &controls));
     a.key = "(every layer)";

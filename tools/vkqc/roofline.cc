@@ -93,10 +93,11 @@ Result<SyncRun> RunSync(Session& s, RooflineKernel kernel, uint32_t groups, uint
                          " steps (a step did not see the one before it)");
     return {};
   };
-  VKQC_TRY(TimeOnce(m.get(), kWholeProgram));  // one run first: a grid that gives up is not timed
+  static_assert(kRooflineWholeProgram == kWholeProgram);
+  VKQC_TRY(TimeOnce(m.get(), b.measured_layer));  // one run first: a grid that gives up is not timed
   VKQC_TRY(check());
   if (!run.resident) return run;
-  VKQC_ASSIGN_OR_RETURN(run.t, Measure(m.get(), kWholeProgram, min_ms));
+  VKQC_ASSIGN_OR_RETURN(run.t, Measure(m.get(), b.measured_layer, min_ms));
   VKQC_TRY(check());
   return run;
 }
