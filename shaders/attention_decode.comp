@@ -23,6 +23,10 @@
 // combine reuses the shared scratch `sp` (QV * 128 floats) for the splits' maxima and sums:
 // SPLITS <= 64.
 #include "common.glslh"
+#if VKQC_ROWS == 1 && defined(VKQC_SUBGROUP)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 
 layout(local_size_x = 128) in;
 layout(constant_id = 1) const uint HQ = 1;
@@ -303,6 +307,40 @@ void main() {
     [[unroll]] for (uint g = 0; g < QV; ++g) sp[(g * BK + kk) * TPK + j] = dots[g];
     [[unroll]] for (uint i = 0; i < DS / 2; ++i) vs[kk * HDP + j * (DS / 2) + i] = vr[i];
     barrier();
+#if VKQC_ROWS == 1 && defined(VKQC_SUBGROUP)
+    // 3. (one row, subgroup arithmetic) Per virtual query, one subgroup: each invocation sums the
+    // partial dots of its keys (past the split's end -inf), the block maximum with the running one
+    // by subgroupMax, the probabilities, their sum by subgroupAdd; the correction and the running
+    // sum by one invocation, which alone reads and writes mrow / lrow / crow of the query. One
+    // barrier instead of five (with the combine's below: H200, 1b decode step -12.5 us at position
+    // 128, -15.8 at 2032; RESULTS.md 2026-11-29 session 12).
+    for (uint g = gl_SubgroupID; g < QV; g += gl_NumSubgroups) {
+      const bool lead = subgroupElect();
+      const float m_old = lead ? mrow[g] : NEG_INF;
+      float mx = m_old;
+      for (uint c = gl_SubgroupInvocationID; c < BK; c += gl_SubgroupSize) {
+        float sum = 0.0;
+        [[unroll]] for (uint t = 0; t < TPK; ++t) sum += sp[(g * BK + c) * TPK + t];
+        sc[g * BK + c] = kb + c < end ? sum : NEG_INF;
+        mx = max(mx, sc[g * BK + c]);
+      }
+      mx = subgroupMax(mx);
+      float ps = 0.0;
+      for (uint c = gl_SubgroupInvocationID; c < BK; c += gl_SubgroupSize) {
+        const float pe = exp(sc[g * BK + c] - mx);
+        sc[g * BK + c] = pe;
+        ps += pe;
+      }
+      ps = subgroupAdd(ps);
+      if (lead) {
+        const float corr = exp(m_old - mx);  // the first block: exp(-inf) = 0
+        crow[g] = corr;
+        lrow[g] = lrow[g] * corr + ps;
+        mrow[g] = mx;
+      }
+    }
+    barrier();
+#else
     for (uint i = tid; i < QV * BK; i += WG) {
       const uint c = i % BK;
       float sum = 0.0;
@@ -354,6 +392,7 @@ void main() {
       [[unroll]] for (uint t = 0; t < 8; ++t) sum += red[tid * 8 + t];
       lrow[tid] = lrow[tid] * crow[tid] + sum;
     }
+#endif
     // 4. acc = acc * correction + sum_c p_c v_c, one (virtual query, dim) per invocation and r.
     [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] *= crow[min((tid + r * WG) / D, QV - 1u)];
     const uint n = min(BK, end - kb);
@@ -390,23 +429,36 @@ void main() {
     barrier();
     if (last == 0u) return;
     memoryBarrierBuffer();
-    // Up to 16 splits, everything the combine reads of them is in flight at once (one round trip
-    // to L2, not two): the accumulators (registers), and the maxima and sums (one load per
-    // invocation) -> per virtual query the maximum M, the weights exp(m_t - M) and the sum L. More
-    // splits, or more than 2 outputs per invocation (the registers would spill): the accumulators
-    // 16 loads at a time after the weights. (H100, 1b decode, RESULTS.md session 5: context 128
-    // 1034 -> 1030 us, 2040 1085 -> 1078; preloading without the branch: 1019 at 128 but 1092 at
-    // 2040.) M is finite: split 0 holds position 0, which every row sees.
-    const bool PRELOAD = OPT <= 2u;
-    const bool preload = PRELOAD && nact <= 16u;
-    float pv[PRELOAD ? OPT : 1u][16];
-    if (preload) {
-      [[unroll]] for (uint r = 0; r < (PRELOAD ? OPT : 1u); ++r) {
-        const uint o = min(tid + r * WG, qn * D - 1u);
-        const uint base = slot(kvh, z, o / D) * SPLITS * (D + 2u) + 2u + o % D;
-        [[unroll]] for (uint u = 0; u < 16u; ++u) pv[r][u] = part[base + min(u, nact - 1u) * (D + 2u)];
+    // Per virtual query the maximum M of the splits' maxima, the weights exp(m_t - M) and the sum
+    // L; then each output's accumulators, 16 loads in flight at a time. (Preloading the first 16
+    // splits' accumulators before the weights, into registers: 9 us per step slower at position
+    // 128 on the H200, 3 at 2032, RESULTS.md 2026-11-29 session 12.) M is finite: split 0 holds
+    // position 0, which every row sees.
+#if VKQC_ROWS == 1 && defined(VKQC_SUBGROUP)
+    // (one row, subgroup arithmetic) Per virtual query, one subgroup: its invocations load the
+    // splits' maxima and sums, M by subgroupMax, the weights into sp, L by subgroupAdd; one barrier
+    // instead of four.
+    for (uint qi = gl_SubgroupID; qi < qn; qi += gl_NumSubgroups) {
+      float mx = NEG_INF;
+      for (uint t = gl_SubgroupInvocationID; t < nact; t += gl_SubgroupSize) {
+        const uint pb = (slot(kvh, z, qi) * SPLITS + t) * (D + 2u);
+        const float m = part[pb];
+        sp[qi * SPLITS + t] = m;
+        sp[(QV + qi) * SPLITS + t] = part[pb + 1u];
+        mx = max(mx, m);
       }
+      mx = subgroupMax(mx);
+      float l = 0.0;
+      for (uint t = gl_SubgroupInvocationID; t < nact; t += gl_SubgroupSize) {
+        const float w = exp(sp[qi * SPLITS + t] - mx);
+        sp[qi * SPLITS + t] = w;
+        l += sp[(QV + qi) * SPLITS + t] * w;
+      }
+      l = subgroupAdd(l);
+      if (subgroupElect()) lrow[qi] = l;
     }
+    barrier();
+#else
     for (uint i = tid; i < qn * nact; i += WG) {
       const uint qi = i / nact, t = i % nact, pb = (slot(kvh, z, qi) * SPLITS + t) * (D + 2u);
       sp[qi * SPLITS + t] = part[pb];
@@ -430,21 +482,17 @@ void main() {
       lrow[tid] = l;
     }
     barrier();
+#endif
     [[unroll]] for (uint r = 0; r < OPT; ++r) {
       const uint o = tid + r * WG;
       if (o < qn * D) {
         const uint qi = o / D, d = o % D, base = slot(kvh, z, qi) * SPLITS * (D + 2u) + 2u + d;
         float a = 0.0;
-        if (preload) {
+        for (uint t0 = 0; t0 < nact; t0 += 16u) {
+          float pw[16];
+          [[unroll]] for (uint u = 0; u < 16u; ++u) pw[u] = part[base + min(t0 + u, nact - 1u) * (D + 2u)];
           [[unroll]] for (uint u = 0; u < 16u; ++u)
-            if (u < nact) a += pv[PRELOAD ? r : 0u][u] * sp[qi * SPLITS + u];
-        } else {
-          for (uint t0 = 0; t0 < nact; t0 += 16u) {
-            float pw[16];
-            [[unroll]] for (uint u = 0; u < 16u; ++u) pw[u] = part[base + min(t0 + u, nact - 1u) * (D + 2u)];
-            [[unroll]] for (uint u = 0; u < 16u; ++u)
-              if (t0 + u < nact) a += pw[u] * sp[qi * SPLITS + t0 + u];
-          }
+            if (t0 + u < nact) a += pw[u] * sp[qi * SPLITS + t0 + u];
         }
         y[elem(kvh, z, o)] = a / lrow[qi];
       }

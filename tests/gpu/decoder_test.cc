@@ -41,8 +41,10 @@ using AttentionKernel = CompileOptions::AttentionKernel;
 Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> tokens = {},
                                      const std::string& profile = gpu_test::TestProfile(),
                                      AttentionKernel attention = AttentionKernel::Auto, bool int_dot = false,
-                                     uint32_t decode_rows = 0) {
+                                     uint32_t decode_rows = 0, bool subgroup_arithmetic = true) {
   VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(profile));
+  // false: as for a target without subgroup arithmetic in compute (the kernels' shared-memory trees)
+  if (!subgroup_arithmetic) p.subgroup_arithmetic_compute = false;
   CompileOptions o;
   o.tokens = std::move(tokens);
   o.attention = attention;
@@ -271,6 +273,9 @@ struct AttnCase {
   bool subnormal = false;
   int64_t step = 1;  // rows of each run after the first (several: batched / speculative decoding)
   uint32_t group_rows = 0;  // the decode kernel's rows per workgroup (--decode-attention-rows; 0: its selection)
+  // false: compiled as for a target without subgroup arithmetic (the one-row decode kernel's online
+  // softmax and combine by shared-memory trees instead of one subgroup per query)
+  bool subgroup_arithmetic = true;
 };
 
 // AttnCase::want_decode: the decode kernel where its shared memory fits the profile, else tiled.
@@ -311,7 +316,7 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
   std::vector<int64_t> programs{1, c.prefill};
   if (c.step != 1 && c.step != c.prefill) programs.push_back(c.step);
   auto bundle = Compile(g, programs, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force, c.linear,
-                        c.group_rows);
+                        c.group_rows, c.subgroup_arithmetic);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   gpu_test::Loaded l;
   ASSERT_TRUE(Load(*bundle, &l));
@@ -469,7 +474,9 @@ TEST(Decoder, AttentionMatchesReference) {
 // The decode kernel (one query row, one dispatch with the cache append): GQA ratios 1 to 32,
 // head_dim 2 to 256, f16 and f32 caches, one to several chunks in use (the last to finish combines
 // them, and leaves the arrival counters at zero for the next step), chunks of several blocks, runs
-// to the cache's last row; refused with the reason where it cannot run.
+// to the cache's last row; refused with the reason where it cannot run; the online softmax and
+// the combine per query in one subgroup (targets with subgroup arithmetic: lavapipe's subgroups of
+// 8, the GPUs' 32) and by shared-memory trees (as for targets without).
 TEST(Decoder, DecodeAttentionMatchesReference) {
   std::map<std::string, int> variants;
   const std::string d = "attention_decode";
@@ -486,6 +493,7 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
       {4, 2, 4, 40, true, 1, 30, "", "", AttentionKernel::Auto, 2, d},        // head_dim 4
       {2, 1, 256, 300, true, 1, 200, "", "", AttentionKernel::Auto, 3, d},    // head_dim 256
       {8, 2, 64, 9000, true, 1, 8500, "", "", AttentionKernel::Auto, 3, d},   // 47 chunks of 3 blocks
+      {8, 2, 64, 9000, true, 200, 0, "", "", AttentionKernel::Auto, 2, d},    // their blocks all written
       // f16 subnormals and zeros in the cache (the exact decode), one and several chunks
       {8, 2, 64, 300, true, 40, 20, "", "", AttentionKernel::Auto, 3, d, false, true},
       {32, 8, 64, 2048, true, 70, 100, "", "", AttentionKernel::Auto, 2, d, false, true},
@@ -493,6 +501,12 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
       // subnormal halves) and on the test profile's integer decode (lavapipe: quirk cpu_device)
       {8, 2, 64, 300, true, 40, 20, "", "android-16", AttentionKernel::Auto, 3, d, false, true},
       {8, 2, 64, 300, true, 3, 100, "", "android-16", AttentionKernel::Auto, 2, d},
+      // a target without subgroup arithmetic: the one-row kernel's shared-memory trees (one, two
+      // and five chunks; chunks of 3 blocks; f16 subnormals)
+      {8, 2, 64, 300, true, 3, 60, "", "", AttentionKernel::Auto, 8, d, false, false, 1, 0, false},
+      {8, 2, 64, 9000, true, 200, 0, "", "", AttentionKernel::Auto, 2, d, false, false, 1, 0, false},
+      {16, 2, 128, 300, false, 1, 250, "", "", AttentionKernel::Auto, 5, d, false, false, 1, 0, false},
+      {8, 2, 64, 300, true, 40, 20, "", "", AttentionKernel::Auto, 3, d, false, true, 1, 0, false},
       // forced to the per-row kernels; 4 storage buffers per stage (android-baseline-2022): split
       {8, 2, 64, 300, true, 3, 100, "", "", AttentionKernel::Rows, 2, "attention_split"},
       {8, 2, 64, 300, true, 3, 100, "", "android-baseline-2022", AttentionKernel::Auto, 2, "attention_split"},
