@@ -23,7 +23,7 @@
 // combine reuses the shared scratch `sp` (QV * 128 floats) for the splits' maxima and sums:
 // SPLITS <= 64.
 #include "common.glslh"
-#if VKQC_ROWS == 1 && defined(VKQC_SUBGROUP)
+#ifdef VKQC_SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
@@ -307,33 +307,48 @@ void main() {
     [[unroll]] for (uint g = 0; g < QV; ++g) sp[(g * BK + kk) * TPK + j] = dots[g];
     [[unroll]] for (uint i = 0; i < DS / 2; ++i) vs[kk * HDP + j * (DS / 2) + i] = vr[i];
     barrier();
-#if VKQC_ROWS == 1 && defined(VKQC_SUBGROUP)
-    // 3. (one row, subgroup arithmetic) Per virtual query, one subgroup: each invocation sums the
-    // partial dots of its keys (past the split's end -inf), the block maximum with the running one
-    // by subgroupMax, the probabilities, their sum by subgroupAdd; the correction and the running
-    // sum by one invocation, which alone reads and writes mrow / lrow / crow of the query. One
-    // barrier instead of five (with the combine's below: H200, 1b decode step -12.5 us at position
-    // 128, -15.8 at 2032; RESULTS.md 2026-11-29 session 12).
+#ifdef VKQC_SUBGROUP
+    // 3. (targets with subgroup arithmetic) Per virtual query, one subgroup: each invocation sums
+    // the partial dots of its keys (-inf past the split's end, and for several rows past the row's
+    // causal limit), the block maximum with the running one by subgroupMax, the probabilities,
+    // their sum by subgroupAdd; the correction and the running sum by one invocation, which alone
+    // reads and writes mrow / lrow / crow of the query. One barrier instead of five (with the
+    // combine's below: H200, 1b decode step -12.5 us at position 128, -15.8 at 2032; RESULTS.md
+    // 2026-11-29 session 12). Several rows: a query without a key yet keeps max -inf, correction
+    // 1, probabilities 0, as the trees below.
     for (uint g = gl_SubgroupID; g < QV; g += gl_NumSubgroups) {
       const bool lead = subgroupElect();
       const float m_old = lead ? mrow[g] : NEG_INF;
+#if VKQC_ROWS == 1
+      const uint lim = end;
+#else
+      const uint lim = min(end, uint(clamp(pos0 + int(r0 + g / G) + 1, 1, int(S))));
+#endif
       float mx = m_old;
       for (uint c = gl_SubgroupInvocationID; c < BK; c += gl_SubgroupSize) {
         float sum = 0.0;
         [[unroll]] for (uint t = 0; t < TPK; ++t) sum += sp[(g * BK + c) * TPK + t];
-        sc[g * BK + c] = kb + c < end ? sum : NEG_INF;
+        sc[g * BK + c] = kb + c < lim ? sum : NEG_INF;
         mx = max(mx, sc[g * BK + c]);
       }
       mx = subgroupMax(mx);
       float ps = 0.0;
       for (uint c = gl_SubgroupInvocationID; c < BK; c += gl_SubgroupSize) {
+#if VKQC_ROWS == 1
         const float pe = exp(sc[g * BK + c] - mx);
+#else
+        const float pe = sc[g * BK + c] == NEG_INF ? 0.0 : exp(sc[g * BK + c] - mx);
+#endif
         sc[g * BK + c] = pe;
         ps += pe;
       }
       ps = subgroupAdd(ps);
       if (lead) {
+#if VKQC_ROWS == 1
         const float corr = exp(m_old - mx);  // the first block: exp(-inf) = 0
+#else
+        const float corr = mx == NEG_INF ? 1.0 : exp(m_old - mx);
+#endif
         crow[g] = corr;
         lrow[g] = lrow[g] * corr + ps;
         mrow[g] = mx;
@@ -434,8 +449,8 @@ void main() {
     // splits' accumulators before the weights, into registers: 9 us per step slower at position
     // 128 on the H200, 3 at 2032, RESULTS.md 2026-11-29 session 12.) M is finite: split 0 holds
     // position 0, which every row sees.
-#if VKQC_ROWS == 1 && defined(VKQC_SUBGROUP)
-    // (one row, subgroup arithmetic) Per virtual query, one subgroup: its invocations load the
+#ifdef VKQC_SUBGROUP
+    // (subgroup arithmetic) Per virtual query, one subgroup: its invocations load the
     // splits' maxima and sums, M by subgroupMax, the weights into sp, L by subgroupAdd; one barrier
     // instead of four.
     for (uint qi = gl_SubgroupID; qi < qn; qi += gl_NumSubgroups) {

@@ -530,8 +530,10 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
 // a last group partly idle): new rows that straddle a chunk boundary (each chunk appends its own,
 // rows of later groups read earlier groups' new rows from shared memory), one and several chunks,
 // GQA ratios 1 to 8, head_dim 2 to 128, f16 and f32 caches, runs to the cache's last row, f16
-// subnormals on a GPU profile, a linear reading y. A group of 32 queries needs 42.6 (head_dim 64)
-// or 48.6 KB (128) of shared memory: on lavapipe's 32 KiB those programs take the tiled kernel.
+// subnormals on a GPU profile, a linear reading y, the softmax and combine per query in one subgroup
+// and by shared-memory trees (as for targets without subgroup arithmetic). A group of 32 queries
+// needs 42.6 (head_dim 64) or 48.6 KB (128) of shared memory: on lavapipe's 32 KiB those programs
+// take the tiled kernel.
 TEST(Decoder, MultiRowDecodeAttentionMatchesReference) {
   std::map<std::string, int> variants;
   const std::string d = "attention_decode";
@@ -555,6 +557,11 @@ TEST(Decoder, MultiRowDecodeAttentionMatchesReference) {
       {8, 2, 2, 40, false, 1, 20, "", "", A, 3, d, false, false, 5, 4},
       {4, 2, 6, 300, true, 1, 160, "", "", A, 2, d, false, false, 2},       // head_dim 6
       {8, 2, 64, 9000, true, 1, 8500, "", "", A, 2, d, false, false, 4},    // chunks of 3 blocks
+      {8, 2, 64, 9000, true, 200, 0, "", "", A, 2, d, false, false, 4},     // their blocks all written
+      // a target without subgroup arithmetic (shared-memory trees)
+      {8, 2, 64, 300, true, 1, 60, "", "", A, 3, d, false, false, 3, 0, false},
+      {32, 8, 64, 2048, true, 3, 120, "", "", A, 2, d, false, false, 8, 0, false},
+      {8, 2, 64, 9000, true, 200, 0, "", "", A, 2, d, false, false, 4, 0, false},
       // subnormals: the test profile's integer decode and android-16's unpackHalf2x16 (16 KiB of
       // shared memory: blocks of 16 keys)
       {8, 2, 64, 300, true, 40, 20, "", "", A, 2, d, false, true, 3},

@@ -186,8 +186,8 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
                                    "VKQC_BK=" + std::to_string(c.bk), "VKQC_VS_PAD=" + std::to_string(c.pad ? 1 : 0)};
   if (f16) defs.push_back("VKQC_KV_F16");
   if (f16 && c.f16_unpack) defs.push_back("VKQC_F16_UNPACK");
-  // One row: the online softmax per query in one subgroup (one barrier per block instead of five).
-  if (rows == 1 && ctx.profile().subgroup_arithmetic_compute) defs.push_back("VKQC_SUBGROUP");
+  // The online softmax and the combine per query in one subgroup (one barrier instead of five / four).
+  if (ctx.profile().subgroup_arithmetic_compute) defs.push_back("VKQC_SUBGROUP");
   if (rq >= 0) defs.push_back("VKQC_ROPE");
   if (rq >= 0 && ctx.op(size_t(rq)).rope.interleaved) defs.push_back("VKQC_INTERLEAVED");
   linear::DispatchParams d = Grid("attention_decode.comp", defs, 128, c.splits, uint32_t(a.num_kv_heads), c.groups);
@@ -227,8 +227,7 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
                         : std::string()) +
               ", in blocks of " +
               std::to_string(c.bk) + " keys" +
-              (rows == 1 && ctx.profile().subgroup_arithmetic_compute ? " (online softmax per query in one subgroup)"
-                                                                      : "") +
+              (ctx.profile().subgroup_arithmetic_compute ? " (online softmax per query in one subgroup)" : "") +
               (c.splits > 1 ? "; chunks past the context return at once, the last of the others to finish combines "
                               "them (arrival counters in the bundle's sync state)"
                             : std::string()) +
