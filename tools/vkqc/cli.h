@@ -120,26 +120,12 @@ inline bool EndsWith(const std::string& s, const std::string& suf) {
 struct Runtime {
   vkqc_context ctx = nullptr;
   vkqc_model model = nullptr;
-  std::vector<std::string> validation;
+  ValidationLog vlog;  // destroyed after ~Runtime released the model and the context
   ~Runtime() {
     vkqc_model_destroy(model);
     vkqc_context_destroy(ctx);
-    if (waiver.waived())
-      log::Info("validation: " + std::to_string(waiver.waived()) +
-                " messages waived (this validation layer predates VK_KHR_cooperative_matrix)");
   }
   std::vector<Ed25519Key> trusted_keys;  // --trusted-key
-  validation::Waiver waiver;  // the Debian layer's known VK_KHR_cooperative_matrix messages
-  static void Log(void* user, vkqc_log_level level, const char* msg) {
-    auto* self = static_cast<Runtime*>(user);
-    if (level == VKQC_LOG_VALIDATION && self->waiver.Waive(msg)) return;
-    if (level == VKQC_LOG_VALIDATION) {
-      self->validation.push_back(msg);
-      log::Error(std::string("validation: ") + msg);
-    } else {
-      LogRuntimeMessage(level, msg);
-    }
-  }
   Status Open(const Args& a, const std::string& bundle, bool poison) {
     vkqc_context_options co;
     vkqc_context_options_init(&co);
@@ -150,8 +136,8 @@ struct Runtime {
     VKQC_ASSIGN_OR_RETURN(trusted_keys, TrustedKeys(a));
     co.trusted_keys = trusted_keys.data();
     co.trusted_key_count = uint32_t(trusted_keys.size());
-    co.log = &Runtime::Log;
-    co.log_user_data = this;
+    co.log = &ValidationLog::Callback;
+    co.log_user_data = &vlog;
     VKQC_ASSIGN_OR_RETURN(co.device_index, DeviceIndex(a));
     if (vkqc_context_create(&co, &ctx) != VKQC_OK) return UserError(vkqc_last_error());
     vkqc_model_options mo;

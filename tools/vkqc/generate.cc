@@ -351,8 +351,8 @@ Status CmdGenerate(const Args& a) {
   }
   VKQC_ASSIGN_OR_RETURN(GenerateResult r, Generate(rt.model, o));
   (void)r;
-  if (!rt.validation.empty())
-    return UserError(std::to_string(rt.validation.size()) + " validation message(s) (see above)");
+  if (!rt.vlog.messages.empty())
+    return UserError(std::to_string(rt.vlog.messages.size()) + " validation message(s) (see above)");
   return {};
 }
 

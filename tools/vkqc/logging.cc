@@ -78,6 +78,20 @@ void SetUpLogging(log::Level level) {
   progress::Enable(level <= log::Level::Info && isatty(STDERR_FILENO) && !(term && !std::strcmp(term, "dumb")));
 }
 
+ValidationLog::~ValidationLog() {
+  if (waiver.waived())
+    log::Info("validation: " + std::to_string(waiver.waived()) +
+              " messages waived (this validation layer predates VK_KHR_cooperative_matrix)");
+}
+
+void ValidationLog::Callback(void* user, vkqc_log_level level, const char* message) {
+  auto* self = static_cast<ValidationLog*>(user);
+  if (level != VKQC_LOG_VALIDATION) return LogRuntimeMessage(level, message);
+  if (self->waiver.Waive(message)) return;
+  self->messages.push_back(message);
+  log::Error(std::string("validation: ") + message);
+}
+
 void LogRuntimeMessage(vkqc_log_level level, const char* message) {
   switch (level) {
     case VKQC_LOG_DEBUG: log::Trace(message); break;

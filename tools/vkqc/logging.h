@@ -10,6 +10,7 @@
 
 #include "compiler/common/log.h"
 #include "compiler/common/result.h"
+#include "tools/vkqc/validation_waiver.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -33,5 +34,17 @@ void SetUpLogging(log::Level level);
 // A message of the runtime's log callback: its warnings and errors as such, its info and debug
 // messages as debug and trace (detail for a command-line user).
 void LogRuntimeMessage(vkqc_log_level level, const char* message);
+
+// The runtime log callback of the CLI's contexts (vkqc_context_options::log, its user data this
+// object): validation messages the waiver knows (the Debian layer's VK_KHR_cooperative_matrix
+// ones) are counted and dropped, the others kept in `messages` (they fail the command) and logged
+// as errors; every other message goes to LogRuntimeMessage. Destroyed after its context, it
+// reports how many messages were waived.
+struct ValidationLog {
+  std::vector<std::string> messages;
+  validation::Waiver waiver;
+  ~ValidationLog();
+  static void Callback(void* user, vkqc_log_level level, const char* message);
+};
 
 }  // namespace vkqc

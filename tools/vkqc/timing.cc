@@ -12,31 +12,15 @@
 
 namespace vkqc {
 
-Session::~Session() {
-  vkqc_context_destroy(ctx);
-  if (waiver.waived())
-    log::Info("validation: " + std::to_string(waiver.waived()) +
-              " messages waived (this validation layer predates VK_KHR_cooperative_matrix)");
-}
-
-void Session::Log(void* user, vkqc_log_level level, const char* msg) {
-  auto* self = static_cast<Session*>(user);
-  if (level == VKQC_LOG_VALIDATION && self->waiver.Waive(msg)) return;
-  if (level == VKQC_LOG_VALIDATION) {
-    self->validation.push_back(msg);
-    log::Error(std::string("validation: ") + msg);
-  } else {
-    LogRuntimeMessage(level, msg);
-  }
-}
+Session::~Session() { vkqc_context_destroy(ctx); }
 
 Status Session::Open(int device, bool validation) {
   vkqc_context_options co;
   vkqc_context_options_init(&co);
   co.enable_validation = validation;
   co.device_index = device;
-  co.log = &Session::Log;
-  co.log_user_data = this;
+  co.log = &ValidationLog::Callback;
+  co.log_user_data = &vlog;
   if (vkqc_context_create(&co, &ctx) != VKQC_OK) return UserError(vkqc_last_error());
   return {};
 }

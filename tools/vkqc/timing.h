@@ -8,8 +8,8 @@
 
 #include "compiler/common/result.h"
 #include "compiler/profile/profile.h"
+#include "tools/vkqc/logging.h"
 #include "tools/vkqc/probe.h"
-#include "tools/vkqc/validation_waiver.h"
 #include "vkqc/vkqc.h"
 
 namespace vkqc {
@@ -17,10 +17,8 @@ namespace vkqc {
 // One runtime context; validation messages are collected and fail the command at the end.
 struct Session {
   vkqc_context ctx = nullptr;
-  std::vector<std::string> validation;
-  validation::Waiver waiver;  // the Debian layer's known VK_KHR_cooperative_matrix messages, as the CLI's
+  ValidationLog vlog;  // as the CLI's (logging.h)
   ~Session();
-  static void Log(void* user, vkqc_log_level level, const char* msg);
   // Creates the context on `device` (-1: the first), validation layer on when asked.
   Status Open(int device, bool validation);
 };
