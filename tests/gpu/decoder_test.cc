@@ -273,8 +273,8 @@ struct AttnCase {
   bool subnormal = false;
   int64_t step = 1;  // rows of each run after the first (several: batched / speculative decoding)
   uint32_t group_rows = 0;  // the decode kernel's rows per workgroup (--decode-attention-rows; 0: its selection)
-  // false: compiled as for a target without subgroup arithmetic (the one-row decode kernel's online
-  // softmax and combine by shared-memory trees instead of one subgroup per query)
+  // false: compiled as for a target without subgroup arithmetic (the decode kernel's online softmax
+  // and combine by shared-memory trees instead of one subgroup per query)
   bool subgroup_arithmetic = true;
 };
 

@@ -351,8 +351,7 @@ Status CmdGenerate(const Args& a) {
   }
   VKQC_ASSIGN_OR_RETURN(GenerateResult r, Generate(rt.model, o));
   (void)r;
-  if (!rt.vlog.messages.empty())
-    return UserError(std::to_string(rt.vlog.messages.size()) + " validation message(s) (see above)");
+  VKQC_TRY(rt.vlog.Verdict());
   return {};
 }
 

@@ -92,6 +92,11 @@ void ValidationLog::Callback(void* user, vkqc_log_level level, const char* messa
   log::Error(std::string("validation: ") + message);
 }
 
+Status ValidationLog::Verdict(const std::string& suffix) const {
+  if (messages.empty()) return {};
+  return UserError(std::to_string(messages.size()) + " validation message(s) (see above)" + suffix);
+}
+
 void LogRuntimeMessage(vkqc_log_level level, const char* message) {
   switch (level) {
     case VKQC_LOG_DEBUG: log::Trace(message); break;

@@ -45,6 +45,9 @@ struct ValidationLog {
   validation::Waiver waiver;
   ~ValidationLog();
   static void Callback(void* user, vkqc_log_level level, const char* message);
+  // The command's error when any message was kept ("N validation message(s) (see above)" and
+  // `suffix`), else OK.
+  Status Verdict(const std::string& suffix = "") const;
 };
 
 }  // namespace vkqc

@@ -420,8 +420,7 @@ Status CmdRun(const Args& a) {
     outputs[info.name] = NpyToFloats(arr);
     shapes[info.name] = arr.shape;
   }
-  if (!rt.vlog.messages.empty())
-    return UserError(std::to_string(rt.vlog.messages.size()) + " validation message(s) (see above)");
+  VKQC_TRY(rt.vlog.Verdict());
 
   if (ref_graph) {
     const ir::Graph& g = *ref_graph;
@@ -639,8 +638,7 @@ Status CmdBench(const Args& a) {
     VKQC_ASSIGN_OR_RETURN(AttributionTable table, AttributeLayers(rt.model, prog, min_ms));
     PrintAttribution(table);
   }
-  if (!rt.vlog.messages.empty())
-    return UserError(std::to_string(rt.vlog.messages.size()) + " validation message(s) (see above)");
+  VKQC_TRY(rt.vlog.Verdict());
   return {};
 }
 

@@ -312,8 +312,7 @@ Status RunRoofline(const RooflineOptions& o) {
 
   VKQC_TRY(MeasureSync(s, facts.is_cpu, o.min_ms));
 
-  if (!s.vlog.messages.empty())
-    return UserError(std::to_string(s.vlog.messages.size()) + " validation message(s) (see above); nothing written");
+  VKQC_TRY(s.vlog.Verdict("; nothing written"));
   if (!o.out.empty()) {
     VKQC_ASSIGN_OR_RETURN(std::string text, SetSidecarRoofline(existing, o.out, rl));
     VKQC_TRY(WriteFileBytes(o.out, text.data(), text.size()));
