@@ -83,6 +83,27 @@ layout(std430, binding = B_VC) buffer VC { uint vc[]; };
 layout(std430, binding = B_KC) buffer KC { vec2 kc[]; };
 layout(std430, binding = B_VC) buffer VC { vec2 vc[]; };
 #endif
+// VKQC_VEC_LOADS (lower.cc: where an invocation's words of a key are whole vectors, and so the
+// cache rows): the score phase reads the cache 16 bytes at a time through these views of the same
+// buffers, VW words per load (4 f16 pairs or 2 f32 pairs): a quarter (half) of the load
+// instructions (H200, 1b decode step: -18 us at position 128, -22 at 2032; RESULTS.md 2026-11-29
+// session 13). Read-only views: no split reads a position another split of the dispatch writes (a
+// new row is read from shared memory).
+#ifdef VKQC_VEC_LOADS
+#ifdef VKQC_KV_F16
+#define VW 4u
+#define VEC_T uvec4
+#define VEC_WORD(x, c) x[c]
+layout(std430, binding = B_KC) readonly buffer KCV { uvec4 kcv[]; };
+layout(std430, binding = B_VC) readonly buffer VCV { uvec4 vcv[]; };
+#else
+#define VW 2u
+#define VEC_T vec4
+#define VEC_WORD(x, c) vec2(x[2u * (c)], x[2u * (c) + 1u])
+layout(std430, binding = B_KC) readonly buffer KCV { vec4 kcv[]; };
+layout(std430, binding = B_VC) readonly buffer VCV { vec4 vcv[]; };
+#endif
+#endif
 layout(std430, binding = B_PART) coherent buffer Part { float part[]; };
 layout(std430, binding = B_SYNC) coherent buffer Sync { uint arrived[]; };
 layout(std430, binding = B_Y) writeonly buffer Y { float y[]; };
@@ -258,6 +279,10 @@ void main() {
   float acc[OPT];
   [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] = 0.0;
   const uint kk = tid / TPK, j = tid % TPK;
+  // The key's word (pair of dims) that is an invocation's i-th: its run of DS / 2 words. (The TPK
+  // invocations of a key taking turns by vectors instead, so that a load's lane pairs share a
+  // 32-byte sector: within the recordings' spread on the H200, RESULTS.md 2026-11-29 session 13.)
+#define WORD(i) (j * (DS / 2) + (i))
   for (uint kb = begin; kb < end; kb += BK) {
     // 2. Scores: TPK invocations per key, DS dims each; keys and values of the block all in flight.
     const uint key = kb + kk;
@@ -265,21 +290,31 @@ void main() {
     [[unroll]] for (uint g = 0; g < QV; ++g) dots[g] = 0.0;
     vec2 vr[DS / 2];
     if (key < end) {
-      const uint at = (kvh * S + key) * HD + j * (DS / 2);
+      const uint at = (kvh * S + key) * HD;  // the key's row
       vec2 kp[DS / 2];
       if (fresh && key >= pc) {  // a new row (key < end <= len)
         const uint n = ROWS == 1 ? 0u : (key - pc) * D;
         [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
-          const uint d = n + j * DS + 2u * i;
+          const uint d = n + 2u * WORD(i);
           kp[i] = vec2(kn[d], kn[d + 1u]);
           vr[i] = vec2(vn[d], vn[d + 1u]);
         }
       } else {
         CACHE_T kw[DS / 2], vw[DS / 2];
-        [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
-          kw[i] = cache_word(true, at + i);
-          vw[i] = cache_word(false, at + i);
+#ifdef VKQC_VEC_LOADS
+        [[unroll]] for (uint i = 0; i < DS / 2 / VW; ++i) {
+          const VEC_T kx = kcv[(at + WORD(VW * i)) / VW], vx = vcv[(at + WORD(VW * i)) / VW];
+          [[unroll]] for (uint c = 0; c < VW; ++c) {
+            kw[VW * i + c] = VEC_WORD(kx, c);
+            vw[VW * i + c] = VEC_WORD(vx, c);
+          }
         }
+#else
+        [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
+          kw[i] = cache_word(true, at + WORD(i));
+          vw[i] = cache_word(false, at + WORD(i));
+        }
+#endif
 #if defined(VKQC_KV_F16) && defined(VKQC_F16_UNPACK)
         bool sub = false;
         [[unroll]] for (uint i = 0; i < DS / 2; ++i) sub = sub || f16_pair_has_subnormal(kw[i]) || f16_pair_has_subnormal(vw[i]);
@@ -298,14 +333,14 @@ void main() {
         }
       }
       [[unroll]] for (uint i = 0; i < DS / 2; ++i) {
-        const uint d = j * DS + 2u * i;
+        const uint d = 2u * WORD(i);
         [[unroll]] for (uint g = 0; g < QV; ++g) dots[g] += qs[g * D + d] * kp[i].x + qs[g * D + d + 1u] * kp[i].y;
       }
     } else {
       [[unroll]] for (uint i = 0; i < DS / 2; ++i) vr[i] = vec2(0.0);
     }
     [[unroll]] for (uint g = 0; g < QV; ++g) sp[(g * BK + kk) * TPK + j] = dots[g];
-    [[unroll]] for (uint i = 0; i < DS / 2; ++i) vs[kk * HDP + j * (DS / 2) + i] = vr[i];
+    [[unroll]] for (uint i = 0; i < DS / 2; ++i) vs[kk * HDP + WORD(i)] = vr[i];
     barrier();
 #ifdef VKQC_SUBGROUP
     // 3. (targets with subgroup arithmetic) Per virtual query, one subgroup: each invocation sums

@@ -17,6 +17,7 @@
 #include "compiler/passes/pipeline.h"
 #include "gpu_fixture.h"
 #include "reference/reference.h"
+#include "schema/bundle_generated.h"
 
 namespace vkqc {
 namespace {
@@ -318,6 +319,28 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
   auto bundle = Compile(g, programs, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force, c.linear,
                         c.group_rows, c.subgroup_arithmetic);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  // Which paths each decode-kernel layer took, as its reason and detail in the bundle say: the
+  // softmax by subgroups where the compiled-for target has subgroup arithmetic (else the trees),
+  // 16-byte cache loads where DecodeVecLoads allows them. Counted in `variants` as path:*.
+  {
+    auto p = LoadProfile(c.profile.empty() ? gpu_test::TestProfile() : c.profile);
+    ASSERT_TRUE(p.ok());
+    const bool sg = c.subgroup_arithmetic && p->subgroup_arithmetic_compute;
+    const auto* progs = fb::bundle::GetBundle(bundle->data() + 4)->programs();
+    for (uint32_t pi = 0; pi < progs->size(); ++pi)
+      for (const auto* layer : *progs->Get(pi)->layers()) {
+        if (layer->variant()->str().rfind("attention_decode", 0) != 0) continue;
+        const std::string reason = layer->reason()->str(), detail = layer->detail()->str();
+        const size_t at = reason.find("in blocks of ");
+        ASSERT_NE(at, std::string::npos) << reason;
+        const uint32_t bk = uint32_t(std::stoul(reason.substr(at + 13)));
+        const bool vec = detail.find("16-byte cache loads") != std::string::npos;
+        EXPECT_EQ(vec, attention::DecodeVecLoads(uint32_t(c.d), bk, c.f16)) << detail;
+        EXPECT_EQ(reason.find("in one subgroup") != std::string::npos, sg) << reason;
+        ++(*variants)[vec ? "path:vec" : "path:scalar"];
+        ++(*variants)[sg ? "path:subgroup" : "path:trees"];
+      }
+  }
   gpu_test::Loaded l;
   ASSERT_TRUE(Load(*bundle, &l));
   ASSERT_EQ(vkqc_model_max_context(l.model), uint32_t(c.cache));
@@ -522,6 +545,8 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
   EXPECT_GT(variants["attention_decode_kvf32"], 0);
+  for (const char* path : {"path:vec", "path:scalar", "path:subgroup", "path:trees"})
+    EXPECT_GT(variants[path], 0) << path;
 }
 
 // The decode kernel for a few rows (batched or speculative decoding: programs of 2 to 8 tokens),
@@ -574,6 +599,8 @@ TEST(Decoder, MultiRowDecodeAttentionMatchesReference) {
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
   EXPECT_GT(variants["attention_decode_kvf32"], 0);
+  for (const char* path : {"path:vec", "path:scalar", "path:subgroup", "path:trees"})
+    EXPECT_GT(variants[path], 0) << path;
 }
 
 // Where the decode kernel is not taken (the reasons: AttentionSelect.DecodeKernel* and the CLI

@@ -136,6 +136,12 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
   return c;
 }
 
+bool DecodeVecLoads(uint32_t head_dim, uint32_t bk, bool f16_cache) {
+  // (a cache row's head_dim / 2 words are then whole vectors too: TPK x an invocation's)
+  const uint32_t words = head_dim / (2 * (128 / bk)), per_vec = f16_cache ? 4 : 2;
+  return words % per_vec == 0;
+}
+
 uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,
                          const CompileOptions& options) {
   if (options.attention == CompileOptions::AttentionKernel::Rows) return 0;
@@ -186,6 +192,7 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
                                    "VKQC_BK=" + std::to_string(c.bk), "VKQC_VS_PAD=" + std::to_string(c.pad ? 1 : 0)};
   if (f16) defs.push_back("VKQC_KV_F16");
   if (f16 && c.f16_unpack) defs.push_back("VKQC_F16_UNPACK");
+  if (DecodeVecLoads(uint32_t(a.head_dim), c.bk, f16)) defs.push_back("VKQC_VEC_LOADS");
   // The online softmax and the combine per query in one subgroup (one barrier instead of five / four).
   if (ctx.profile().subgroup_arithmetic_compute) defs.push_back("VKQC_SUBGROUP");
   if (rq >= 0) defs.push_back("VKQC_ROPE");
@@ -235,7 +242,8 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
   pl.detail = detail + ", " + std::to_string(c.splits) + " chunks, " + std::to_string(c.shared) + " B shared" +
               (!f16              ? ""
                : c.f16_unpack ? ", f16 cache words by unpackHalf2x16"
-                              : ", f16 cache words by integer decode (cpu_device)");
+                              : ", f16 cache words by integer decode (cpu_device)") +
+              (DecodeVecLoads(uint32_t(a.head_dim), c.bk, f16) ? ", 16-byte cache loads" : "");
 }
 
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {

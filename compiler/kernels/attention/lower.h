@@ -64,6 +64,10 @@ uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool 
 DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
                                    bool rope_fused, const TargetProfile& profile, int64_t rows = 1,
                                    uint32_t group_rows = 0);
+// Whether the decode kernel's score phase loads the cache 16 bytes at a time (VKQC_VEC_LOADS): an
+// invocation's words of a key (head_dim / (2 * 128 / bk)) are whole vectors of 4 words (f16
+// pairs) or 2 (f32 pairs).
+bool DecodeVecLoads(uint32_t head_dim, uint32_t bk, bool f16_cache);
 // Bytes of the sync state the graph's attention ops need on this target (0: none takes the decode
 // kernel; `--force-attention rows`: none).
 uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,

@@ -147,6 +147,20 @@ TEST(AttentionSelect, DecodeKernelRowGroups) {
       << wide.why;
 }
 
+// 16-byte cache loads where an invocation's words of a key (head_dim / (2 x 128 / bk)) are whole
+// vectors: 4 words for f16 caches, 2 for f32.
+TEST(AttentionSelect, DecodeKernelVectorLoads) {
+  EXPECT_TRUE(attention::DecodeVecLoads(64, 64, true));    // 16 words of 32 dims: 4 loads
+  EXPECT_TRUE(attention::DecodeVecLoads(64, 32, true));    // 8 words
+  EXPECT_TRUE(attention::DecodeVecLoads(64, 16, true));    // 4 words
+  EXPECT_TRUE(attention::DecodeVecLoads(128, 64, false));  // f32: 32 words, 2 per load
+  EXPECT_TRUE(attention::DecodeVecLoads(80, 64, true));    // 20 words, rows of 40
+  EXPECT_FALSE(attention::DecodeVecLoads(72, 64, true));   // 18 words
+  EXPECT_TRUE(attention::DecodeVecLoads(72, 64, false));   // f32: 18 words, rows of 36
+  EXPECT_FALSE(attention::DecodeVecLoads(6, 128, true));   // 3 words
+  EXPECT_FALSE(attention::DecodeVecLoads(2, 128, false));  // 1 word
+}
+
 TEST(RopeTable, DoublePrecisionAnglesAndLlama3Scaling) {
   ir::RopeAttrs a;
   a.head_dim = 64;
