@@ -92,9 +92,9 @@ void ValidationLog::Callback(void* user, vkqc_log_level level, const char* messa
   log::Error(std::string("validation: ") + message);
 }
 
-Status ValidationLog::Verdict(const std::string& suffix) const {
-  if (messages.empty()) return {};
-  return UserError(std::to_string(messages.size()) + " validation message(s) (see above)" + suffix);
+Status ValidationLog::VerdictOf(size_t kept, const std::string& suffix) {
+  if (kept == 0) return {};
+  return UserError(std::to_string(kept) + " validation message(s) (see above)" + suffix);
 }
 
 void LogRuntimeMessage(vkqc_log_level level, const char* message) {

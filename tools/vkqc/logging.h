@@ -47,7 +47,9 @@ struct ValidationLog {
   static void Callback(void* user, vkqc_log_level level, const char* message);
   // The command's error when any message was kept ("N validation message(s) (see above)" and
   // `suffix`), else OK.
-  Status Verdict(const std::string& suffix = "") const;
+  Status Verdict(const std::string& suffix = "") const { return VerdictOf(messages.size(), suffix); }
+  // The same for `kept` messages gathered across several contexts' logs (tune's candidates).
+  static Status VerdictOf(size_t kept, const std::string& suffix = "");
 };
 
 }  // namespace vkqc

@@ -322,8 +322,7 @@ Status RunTune(const TuneOptions& o) {
               "(0 = automatic), gemm_rows_int4 %u, gemm_rows_int8 %u, gemv_max_m %u, coopmat_gemv_max_m %u\n",
               tuned.gemv_threads, tuned.gemv_channels, tuned.gemv_unroll, tuned.gemm_tile, tuned.gemm_rows_int4, tuned.gemm_rows_int8,
               tuned.gemv_max_m, tuned.coopmat_gemv_max_m);
-  const size_t nval = s.vlog.messages.size() + tuner.validation_messages().size();
-  if (nval) return UserError(std::to_string(nval) + " validation message(s) (see above); nothing written");
+  VKQC_TRY(ValidationLog::VerdictOf(s.vlog.messages.size() + tuner.validation_messages().size(), "; nothing written"));
   if (!o.out.empty()) {
     VKQC_ASSIGN_OR_RETURN(std::string text, SetSidecarTuning(existing, o.out, tuned));
     VKQC_TRY(WriteFileBytes(o.out, text.data(), text.size()));
