@@ -337,7 +337,7 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
         const bool vec = detail.find("16-byte cache loads") != std::string::npos;
         EXPECT_EQ(vec, attention::DecodeVecLoads(uint32_t(c.d), bk, c.f16)) << detail;
         EXPECT_EQ(reason.find("in one subgroup") != std::string::npos, sg) << reason;
-        ++(*variants)[vec ? "path:vec" : "path:scalar"];
+        ++(*variants)[!vec ? "path:scalar" : c.f16 ? "path:vec_f16" : "path:vec_f32"];
         ++(*variants)[sg ? "path:subgroup" : "path:trees"];
       }
   }
@@ -545,7 +545,7 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
   EXPECT_GT(variants["attention_decode_kvf32"], 0);
-  for (const char* path : {"path:vec", "path:scalar", "path:subgroup", "path:trees"})
+  for (const char* path : {"path:vec_f16", "path:vec_f32", "path:scalar", "path:subgroup", "path:trees"})
     EXPECT_GT(variants[path], 0) << path;
 }
 
@@ -599,7 +599,7 @@ TEST(Decoder, MultiRowDecodeAttentionMatchesReference) {
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
   EXPECT_GT(variants["attention_decode_kvf32"], 0);
-  for (const char* path : {"path:vec", "path:scalar", "path:subgroup", "path:trees"})
+  for (const char* path : {"path:vec_f16", "path:vec_f32", "path:scalar", "path:subgroup", "path:trees"})
     EXPECT_GT(variants[path], 0) << path;
 }
 
