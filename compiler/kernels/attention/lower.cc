@@ -192,7 +192,8 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
                                    "VKQC_BK=" + std::to_string(c.bk), "VKQC_VS_PAD=" + std::to_string(c.pad ? 1 : 0)};
   if (f16) defs.push_back("VKQC_KV_F16");
   if (f16 && c.f16_unpack) defs.push_back("VKQC_F16_UNPACK");
-  if (DecodeVecLoads(uint32_t(a.head_dim), c.bk, f16)) defs.push_back("VKQC_VEC_LOADS");
+  const bool vec_loads = DecodeVecLoads(uint32_t(a.head_dim), c.bk, f16);
+  if (vec_loads) defs.push_back("VKQC_VEC_LOADS");
   // The online softmax and the combine per query in one subgroup (one barrier instead of five / four).
   if (ctx.profile().subgroup_arithmetic_compute) defs.push_back("VKQC_SUBGROUP");
   if (rq >= 0) defs.push_back("VKQC_ROPE");
@@ -243,7 +244,7 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
               (!f16              ? ""
                : c.f16_unpack ? ", f16 cache words by unpackHalf2x16"
                               : ", f16 cache words by integer decode (cpu_device)") +
-              (DecodeVecLoads(uint32_t(a.head_dim), c.bk, f16) ? ", 16-byte cache loads" : "");
+              (vec_loads ? ", 16-byte cache loads" : "");
 }
 
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
