@@ -253,6 +253,9 @@ struct Op {
   UnaryAttrs unary;      // type == HardSigmoid, Clip
   TransposeAttrs transpose;  // type == Transpose
   ResizeAttrs resize;    // type == ResizeNearest
+  // Why the compiler made this op (a pass's rewrite, passes/split_wide.h); empty for the graph's
+  // own ops. Not stored in graph files; inspect appends it to the layer's reason.
+  std::string compiler_note;
 };
 
 struct Graph {

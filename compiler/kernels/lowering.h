@@ -85,8 +85,13 @@ class CompileView {
 class PackContext : public CompileView {
  public:
   // Appends `region` to the weight segment as op `op`'s constants (aligned for binding) and
-  // empties it. Refused when it exceeds the target's maxStorageBufferRange.
-  virtual Status AddConstants(size_t op, std::vector<uint8_t>& region) = 0;
+  // empties it. Refused when one binding of it exceeds the target's maxStorageBufferRange:
+  // `max_bound` bytes, for a family that binds its region in parts (embedding: tables wider than
+  // one binding); 0: the whole region is one binding.
+  virtual Status AddConstants(size_t op, std::vector<uint8_t>& region, uint64_t max_bound = 0) = 0;
+  // What the offset of a part a family binds inside its region must be a multiple of
+  // (minStorageBufferOffsetAlignment, at least 256): the region itself starts at such an offset.
+  virtual uint32_t binding_alignment() const = 0;
   // Family data kept from packing to lowering (layout offsets, the chosen algorithm).
   virtual void Keep(size_t op, std::shared_ptr<void> data) = 0;
 };

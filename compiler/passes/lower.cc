@@ -39,7 +39,8 @@ class Packer final : public kernels::PackContext {
   const FoldPlan& fold() const override { return in_.fold; }
   const FusePlan& fuse() const override { return in_.fuse; }
 
-  Status AddConstants(size_t op, std::vector<uint8_t>& region) override {
+  uint32_t binding_alignment() const override { return in_.align; }
+  Status AddConstants(size_t op, std::vector<uint8_t>& region, uint64_t max_bound) override {
     // Identical regions (a rope table per rope op, say) are stored once.
     const uint64_t hash = Fnv1a64(region.data(), region.size(), 14695981039346656037ull) ^ region.size();
     for (auto [it, end] = seen_.equal_range(hash); it != end; ++it) {
@@ -54,10 +55,11 @@ class Packer final : public kernels::PackContext {
         return {};
       }
     }
-    if (region.size() > in_.profile.max_storage_buffer_range)
-      return UserError(OpLabel(op) + ": packed constants (" + std::to_string(region.size()) +
-                       " bytes) exceed maxStorageBufferRange " + std::to_string(in_.profile.max_storage_buffer_range) +
-                       " of target '" + in_.profile.name + "'");
+    const uint64_t bound = max_bound ? max_bound : region.size();
+    if (bound > in_.profile.max_storage_buffer_range)
+      return UserError(OpLabel(op) + ": packed constants (" + std::to_string(bound) + " bytes" +
+                       (max_bound ? " in one binding" : "") + ") exceed maxStorageBufferRange " +
+                       std::to_string(in_.profile.max_storage_buffer_range) + " of target '" + in_.profile.name + "'");
     std::vector<uint8_t>& w = plan_->weights;
     out_->offset[op] = AlignUp(w.size(), in_.align);
     out_->size[op] = region.size();
@@ -326,7 +328,8 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
 
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const ir::Op& op = g.ops[i];
-    AddLayer(prog, op.name, ir::OpTypeName(op.type), int32_t(i));
+    const int32_t source = in_.source_op.empty() ? int32_t(i) : in_.source_op[i];
+    AddLayer(prog, op.name, ir::OpTypeName(op.type), source);
     PlanLayer& pl = prog.layers[layer_];
     if (!in_.fold.folded[i].empty()) {
       pl.variant = "folded";
@@ -362,6 +365,16 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       return UserError(OpLabel(i) + ": op type '" + ir::OpTypeName(op.type) +
                        "' is not supported by the compiler in this version");
     VKQC_TRY(family->lower(*this, i, pl));
+    if (!op.compiler_note.empty()) pl.reason += "; " + op.compiler_note;
+    // A split linear's concat (the layer of its source op) has its parts' arithmetic (they
+    // precede it), which the reference checks follow; not the concat's own (an int8 copy).
+    if (!in_.source_op.empty() && source >= 0 && op.type == ir::OpType::Concat) {
+      pl.integer_path = false;
+      for (size_t p = 0; p < i; ++p)
+        if (in_.source_op[p] < 0 && std::find(op.inputs.begin(), op.inputs.end(), g.ops[p].outputs[0]) != op.inputs.end())
+          for (const PlanLayer& l : prog.layers)
+            if (l.name == g.ops[p].name && l.op_index < 0) pl.integer_path = pl.integer_path || l.integer_path;
+    }
   }
   if (log::Enabled(log::Level::Debug))
     for (const PlanLayer& l : prog.layers) {
@@ -422,6 +435,14 @@ Status ProgramLowering::PlaceAndEmit(PlanProgram& prog, PipelineTable* pipelines
     for (const Bind& b : s.binds) {
       if (b.vb < 0) d.buffers.push_back({SliceKind::Weights, 0, b.w_offset, b.w_size, false});
       else d.buffers.push_back({vbs_[b.vb].kind, vbs_[b.vb].index, vbs_[b.vb].offset, vbs_[b.vb].size, b.written});
+      // Constants wider than a binding are split by their families; a tensor is as large as the
+      // program's token count makes it (prefill logits of a large vocabulary, say).
+      if (const uint64_t range = in_.profile.max_storage_buffer_range; d.buffers.back().size > range)
+        return UserError(prog.name + ": layer '" + prog.layers[s.layer].name + "' binds " +
+                         (b.vb < 0 ? std::string("its constants") : "'" + vbs_[b.vb].name + "'") + " (" +
+                         std::to_string(d.buffers.back().size) + " bytes), more than one binding may hold on target '" +
+                         in_.profile.name + "' (maxStorageBufferRange " + std::to_string(range) + ")" +
+                         (b.vb >= 0 && tokens_ > 1 ? ": build this program for fewer tokens (--tokens)" : ""));
     }
     if (d.buffers.size() != plan->pipelines[d.pipeline].bindings.size())
       return InternalError(plan->pipelines[d.pipeline].name + ": " + std::to_string(d.buffers.size()) +

@@ -31,6 +31,9 @@ struct LowerInputs {
   const TargetProfile& profile;
   const CompileOptions& options;
   uint32_t align;  // binding offset alignment (>= minStorageBufferOffsetAlignment)
+  // Per op of `graph`, the source graph's op it computes (-1: none), where a pass rewrote the
+  // op list (passes/split_wide.h); empty: the ops are the source graph's.
+  const std::vector<int32_t>& source_op;
 };
 
 // The bundle's state tensors (KV caches) and the context they hold.

@@ -10,6 +10,7 @@
 #include "compiler/passes/fold_views.h"
 #include "compiler/passes/fuse_rows.h"
 #include "compiler/passes/lower.h"
+#include "compiler/passes/split_wide.h"
 
 namespace vkqc {
 namespace {
@@ -59,7 +60,13 @@ Status CheckAgainstProfile(const PlanRequirements& r, const TargetProfile& p) {
 Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetProfile& profile,
                                           const CompileOptions& options, uint64_t graph_hash) {
   VKQC_TRY(VerifyGraph(graph, "graph"));
-  ir::Graph g = graph;  // the compiler's copy, rewritten by the fold pass
+  ir::Graph g = graph;  // the compiler's copy, rewritten by the passes
+  const std::vector<int32_t> source_op = SplitWideLinears(&g, profile.max_storage_buffer_range);
+  if (!source_op.empty()) {
+    log::Debug("linears wider than one binding split by output channels: " + std::to_string(graph.ops.size()) +
+               " ops became " + std::to_string(g.ops.size()));
+    if (auto v = VerifyGraph(g, "graph"); !v.ok()) return InternalError("splitting wide linears: " + v.error().message);
+  }
   FoldPlan fold = FoldQuantization(g);
   FoldViews(g, &fold);
   const FusePlan fuse = FuseRows(g, fold, {profile.max_per_stage_descriptor_storage_buffers,
@@ -78,7 +85,7 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
                " folded by the compiler; programs " + programs);
   }
   const uint32_t align = std::max<uint32_t>(256, profile.min_storage_buffer_offset_alignment);
-  const LowerInputs in{g, fold, fuse, profile, options, align};
+  const LowerInputs in{g, fold, fuse, profile, options, align, source_op};
   BundlePlan plan;
   plan.compiler_version = kCompilerVersion;
   plan.target_profile = profile.name;

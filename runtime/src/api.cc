@@ -191,7 +191,7 @@ vkqc_status vkqc_model_load(vkqc_context ctx, const void* data, size_t size, con
   vkqc_model_options o;
   vkqc_model_options_init(&o);
   if (options) {
-    // 0.3's struct ended at force_staging (force_staged_reads appended in 0.4).
+    // 0.3's struct ended at force_staging (force_staged_reads appended in 0.4, max_weight_buffer_bytes after it).
     constexpr uint32_t v1 = uint32_t(offsetof(vkqc_model_options, force_staged_reads));
     if (options->struct_size < v1 || options->struct_size > sizeof(vkqc_model_options))
       return Invalid("options.struct_size mismatch");

@@ -195,7 +195,19 @@ void QueryCaps(vkqc_context_t* ctx, uint32_t api) {
     *next = &idp;
     next = &idp.pNext;
   }
+  // The largest allocation and buffer (weight_parts.h): Vulkan 1.1 and 1.3 core.
+  VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  VkPhysicalDeviceMaintenance4Properties m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES};
+  *next = &m3;
+  next = &m3.pNext;
+  const bool has_m4 = api >= VK_API_VERSION_1_3 || Has(c.extensions, VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
+  if (has_m4) {
+    *next = &m4;
+    next = &m4.pNext;
+  }
   vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
+  c.max_memory_allocation_size = m3.maxMemoryAllocationSize;
+  c.max_buffer_size = has_m4 ? m4.maxBufferSize : 0;
   const VkPhysicalDeviceLimits& l = p2.properties.limits;
   c.name = p2.properties.deviceName;
   c.api_version = std::min(api, p2.properties.apiVersion);

@@ -58,6 +58,8 @@ struct DeviceCaps {
   uint32_t max_per_stage_descriptor_storage_buffers = 0;
   uint32_t max_push_constants_size = 0;
   uint64_t min_storage_buffer_offset_alignment = 0;
+  uint64_t max_memory_allocation_size = 0;  // 0: not reported
+  uint64_t max_buffer_size = 0;             // 0: not reported (before Vulkan 1.3 / maintenance4)
   float timestamp_period = 0;
   uint32_t timestamp_valid_bits = 0;
   std::vector<std::string> extensions;

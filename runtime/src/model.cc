@@ -80,16 +80,41 @@ void vkqc_model_t::DestroyBuffer(Buffer* b) {
   *b = Buffer{};
 }
 
+Err vkqc_model_t::PlanWeights(uint64_t max_bytes) {
+  uint64_t limit = UINT64_MAX;
+  for (uint64_t l : {ctx->caps.max_memory_allocation_size, ctx->caps.max_buffer_size, max_bytes})
+    if (l) limit = std::min(limit, l);
+  std::vector<std::pair<uint64_t, uint64_t>> slices;
+  const auto* progs = view.bundle->programs();
+  for (uint32_t pi = 0; pi < progs->size(); ++pi) {
+    const auto* pr = progs->Get(pi);
+    for (uint32_t ci = 0; ci < pr->commands()->size(); ++ci) {
+      if (fbb::Command(pr->commands_type()->Get(ci)) != fbb::Command::Dispatch) continue;
+      for (const auto* s : *static_cast<const fbb::Dispatch*>(pr->commands()->Get(ci))->buffers())
+        if (s->kind() == fbb::BufferKind::Weights) slices.emplace_back(s->offset(), s->size());
+    }
+  }
+  std::string why;
+  if (!PlanWeightParts(std::move(slices), view.weights_size, limit, &weight_parts, &why))
+    return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, "device '" + ctx->caps.name + "' cannot hold this bundle's weights: " + why);
+  weight_buffers.resize(weight_parts.size());
+  for (size_t i = 0; i < weight_parts.size(); ++i)
+    if (auto e = CreateBuffer(weight_parts[i].end - weight_parts[i].begin, false, &weight_buffers[i]); !e.ok()) return e;
+  return Ok();
+}
+
 Err vkqc_model_t::Upload(uint64_t staging_bytes, bool force_staging) {
-  const uint64_t size = view.weights_size;
-  if (size == 0) return Ok();
-  if (weights.mapped && !force_staging) {
-    std::memcpy(weights.mapped, view.weights, size);
+  if (weight_parts.empty()) return Ok();
+  if (!force_staging && std::all_of(weight_buffers.begin(), weight_buffers.end(), [](const Buffer& b) { return b.mapped; })) {
+    for (size_t i = 0; i < weight_parts.size(); ++i)
+      std::memcpy(weight_buffers[i].mapped, view.weights + weight_parts[i].begin, weight_parts[i].end - weight_parts[i].begin);
     return Ok();
   }
   // Bounded staging: copy in chunks through one host-visible buffer.
+  uint64_t largest = 0;
+  for (const WeightPart& p : weight_parts) largest = std::max(largest, p.end - p.begin);
   Buffer staging;
-  const uint64_t chunk = std::min<uint64_t>(size, staging_bytes);
+  const uint64_t chunk = std::min<uint64_t>(largest, staging_bytes);
   if (auto e = CreateBuffer(chunk, true, &staging); !e.ok()) return e;
   VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   cai.commandPool = ctx->pool;
@@ -101,23 +126,29 @@ Err vkqc_model_t::Upload(uint64_t staging_bytes, bool force_staging) {
     return VkFail(r, "vkAllocateCommandBuffers");
   }
   Err err;
-  for (uint64_t off = 0; off < size && err.ok(); off += chunk) {
-    const uint64_t n = std::min(chunk, size - off);
-    std::memcpy(staging.mapped, view.weights + off, n);
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    vkBeginCommandBuffer(cb, &bi);
-    if (off > 0) {
-      // The previous chunk's copy read the staging buffer the host just rewrote: order them.
-      VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-      mb.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-      mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  bool first = true;
+  for (size_t i = 0; i < weight_parts.size() && err.ok(); ++i) {
+    const uint64_t size = weight_parts[i].end - weight_parts[i].begin;
+    for (uint64_t off = 0; off < size && err.ok(); off += chunk) {
+      const uint64_t n = std::min(chunk, size - off);
+      std::memcpy(staging.mapped, view.weights + weight_parts[i].begin + off, n);
+      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+      vkBeginCommandBuffer(cb, &bi);
+      if (!first) {
+        // The previous chunk's copy read the staging buffer the host just rewrote: order them.
+        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        mb.srcAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+        mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0,
+                             nullptr);
+      }
+      first = false;
+      VkBufferCopy copy{0, off, n};
+      vkCmdCopyBuffer(cb, staging.buffer, weight_buffers[i].buffer, 1, &copy);
+      vkEndCommandBuffer(cb);
+      err = ctx->SubmitAndWait(cb);
     }
-    VkBufferCopy copy{0, off, n};
-    vkCmdCopyBuffer(cb, staging.buffer, weights.buffer, 1, &copy);
-    vkEndCommandBuffer(cb);
-    err = ctx->SubmitAndWait(cb);
   }
   vkFreeCommandBuffers(ctx->device, ctx->pool, 1, &cb);
   DestroyBuffer(&staging);
@@ -235,16 +266,19 @@ Err vkqc_model_t::CaptureStatistics() {
   return Ok();
 }
 
-VkBuffer vkqc_model_t::BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const {
+VkDescriptorBufferInfo vkqc_model_t::BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const {
   const Program& p = programs[program];
   switch (s->kind()) {
-    case fbb::BufferKind::Weights: return weights.buffer;
-    case fbb::BufferKind::Arena: return p.arena.buffer;
-    case fbb::BufferKind::Input: return p.inputs[s->index()].buffer.buffer;
-    case fbb::BufferKind::Output: return p.outputs[s->index()].buffer.buffer;
-    case fbb::BufferKind::State: return states[s->index()].buffer.buffer;
+    case fbb::BufferKind::Weights: {
+      const size_t i = WeightPartOf(weight_parts, s->offset());
+      return {weight_buffers[i].buffer, s->offset() - weight_parts[i].begin, s->size()};
+    }
+    case fbb::BufferKind::Arena: return {p.arena.buffer, s->offset(), s->size()};
+    case fbb::BufferKind::Input: return {p.inputs[s->index()].buffer.buffer, s->offset(), s->size()};
+    case fbb::BufferKind::Output: return {p.outputs[s->index()].buffer.buffer, s->offset(), s->size()};
+    case fbb::BufferKind::State: return {states[s->index()].buffer.buffer, s->offset(), s->size()};
   }
-  return VK_NULL_HANDLE;
+  return {VK_NULL_HANDLE, 0, 0};
 }
 
 void vkqc_model_t::CountSets(uint32_t pi, uint32_t* sets, uint32_t* storage, uint32_t* uniform) const {
@@ -279,7 +313,7 @@ Err vkqc_model_t::WriteSets(uint32_t pi, VkDescriptorPool from, const Rebind* re
     std::vector<VkWriteDescriptorSet> writes(d->buffers()->size());
     for (uint32_t si = 0; si < d->buffers()->size(); ++si) {
       const auto* s = d->buffers()->Get(si);
-      infos[si] = {BufferFor(pi, s), s->offset(), s->size()};
+      infos[si] = BufferFor(pi, s);
       if (rebind) {
         const bool in = s->kind() == fbb::BufferKind::Input, out_ = s->kind() == fbb::BufferKind::Output;
         const uint64_t at = in && int32_t(s->index()) == pos_input   ? rebind->position_at
@@ -474,7 +508,7 @@ Err vkqc_model_t::Load(const vkqc_model_options& o) {
     for (const auto& s : missing) m += "\n  - " + s;
     return Fail(VKQC_ERROR_UNSUPPORTED_DEVICE, m);
   }
-  if (auto e = CreateBuffer(view.weights_size, false, &weights); !e.ok()) return e;
+  if (auto e = PlanWeights(o.max_weight_buffer_bytes); !e.ok()) return e;
   if (view.bundle->states()) {
     for (const auto* st : *view.bundle->states()) {
       StateInfo si;
@@ -778,6 +812,6 @@ void vkqc_model_t::Destroy() {
   for (auto l : set_layouts) vkDestroyDescriptorSetLayout(ctx->device, l, ctx->alloc);
   for (auto m : modules) vkDestroyShaderModule(ctx->device, m, ctx->alloc);
   for (auto& st : states) DestroyBuffer(&st.buffer);
-  DestroyBuffer(&weights);
+  for (auto& w : weight_buffers) DestroyBuffer(&w);
   DestroyBuffer(&readback);
 }

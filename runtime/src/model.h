@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "weight_parts.h"
 
 struct vkqc_model_t;
 
@@ -90,7 +91,10 @@ struct vkqc_model_t {
   vkqc_context_t* ctx = nullptr;
   std::vector<uint8_t> bytes;   // copy of the bundle (the flatbuffer is read in place)
   vkqc::rt::BundleView view;
-  vkqc::rt::Buffer weights;
+  // The weight segment: one buffer, or parts of whole bindings where it exceeds one allocation
+  // (weight_parts.h); weight_buffers[i] holds bytes [weight_parts[i].begin, .end).
+  std::vector<vkqc::rt::WeightPart> weight_parts;
+  std::vector<vkqc::rt::Buffer> weight_buffers;
   std::vector<VkShaderModule> modules;
   std::vector<VkDescriptorSetLayout> set_layouts;  // per pipeline
   std::vector<VkPipelineLayout> layouts;           // per pipeline
@@ -177,6 +181,9 @@ struct vkqc_model_t {
   // Descriptor sets and bindings of a program's dispatches (pool sizes).
   void CountSets(uint32_t program, uint32_t* sets, uint32_t* storage, uint32_t* uniform) const;
   vkqc::rt::Err PrepareChain(uint32_t program, uint32_t token_input, uint32_t token_output, uint32_t depth);
-  VkBuffer BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const;
+  // The buffer and range a dispatch binds for slice `s` (a weight slice in its part's buffer).
+  VkDescriptorBufferInfo BufferFor(uint32_t program, const vkqc::fb::bundle::BufferSlice* s) const;
+  // Weight parts for the device's allocation limits (or `max_bytes`, where nonzero and smaller).
+  vkqc::rt::Err PlanWeights(uint64_t max_bytes);
   vkqc::rt::Err CopyToHost(VkBuffer src, uint64_t offset, void* data, size_t size);  // through `readback`
 };

@@ -144,6 +144,28 @@ expect_writes "compile (lavapipe defaults)" "$D" compile "$M/graph.json" --targe
 vk generate "$D" --prompt-ids "$PROMPT" --max-new-tokens 8 --validation
 [ "$RC" -eq 0 ] && out_has "tokens:" && ok "generate with the default (dequant) kernels" || fail "generate (default kernels)" "$(last_run_report)"
 
+# Constants wider than one binding: for a target whose maxStorageBufferRange is 64 KiB (the
+# lavapipe profile with that one limit lowered; lavapipe's own 128 MiB is what the 1b example
+# meets), the 131 KB embedding table is gathered in parts and the linears wider than a binding
+# (lm_head, gate/up, down) run as parts over their output channels joined by a concat: the same
+# 32 greedy tokens as the numpy decoder, and the 16-token program against the reference.
+sed 's/"maxStorageBufferRange": [0-9]*/"maxStorageBufferRange": 65536/' "$SRC/profiles/lavapipe.json" > "$WORK/lavapipe-64k.json"
+cp "$SRC/profiles/lavapipe.vkqc.json" "$WORK/lavapipe-64k.vkqc.json"
+W="$WORK/tiny-wide.vkqb"
+expect_writes "compile for a 64 KiB binding range" "$W" compile "$M/graph.json" --target "$WORK/lavapipe-64k.json" --tokens 1,16 --force-accum dot -o "$W"
+vk inspect "$W"
+if out_has "the table is wider than one binding (maxStorageBufferRange 65536): 3 parts of up to 248 rows" \
+  && out_has "layer lm_head/2" && out_has "output channels 0..191 of 'lm_head'" && out_has "joins the 3 parts of the linear 'lm_head'"; then
+  ok "inspect: the embedding in parts, lm_head split by output channels (64 KiB bindings)"
+else fail "inspect: constants wider than a binding" "$(last_run_report)"; fi
+want8=$("$PY" "$REF" "$M" --prompt-ids "$PROMPT" --max-new-tokens 32 | grep '^tokens:')
+vk generate "$W" --prompt-ids "$PROMPT" --max-new-tokens 32 --validation
+if [ "$RC" -eq 0 ] && [ -n "$want8" ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want8" ]; then ok "generate with 64 KiB bindings = numpy decoder (int8)"
+else fail "generate with 64 KiB bindings" "numpy: $want8" "$(last_run_report)"; fi
+expect_pass "64 KiB bindings: run tokens=16 --reference" run "$W" --tokens 16 --validation --reference "$M/graph.json"
+expect_error "an activation wider than a binding" "tokens=128: layer 'embed_tokens' binds 'x0' (131072 bytes)" "build this program for fewer tokens (--tokens)" -- \
+  compile "$M/graph.json" --target "$WORK/lavapipe-64k.json" --tokens 128 -o "$WORK/wide128.vkqb"
+
 # Sampling: reproducible by seed.
 vk generate "$B" --prompt-ids "$PROMPT" --max-new-tokens 16 --temperature 0.8 --top-k 40 --top-p 0.95 --seed 7
 s1=$(grep '^tokens:' "$OUT_FILE")

@@ -134,6 +134,21 @@ struct Row {
   std::string Key() const { return op + " | " + x + " | " + options + " | " + output + " | " + Status(); }
 };
 
+// A case's input tensor t as the runtime takes it (i32, int8 codes, f16 or f32 bytes).
+std::vector<uint8_t> InputBytes(const Case& c, int t);
+
+// How RunAndCheck compares, and the load options it uses.
+struct RunCheck {
+  bool exact = false;   // every output bit exact (int8 within 0)
+  double tol = 2e-5;    // f32 outputs: max error / the output's largest magnitude; int8 within 1 LSB
+  uint64_t max_weight_buffer_bytes = 0;  // vkqc_model_options' field
+  bool force_staging = false;            // vkqc_model_options' field
+};
+// Loads `bundle` (compiled from c.g; memory poisoned), writes c's inputs, runs the program of
+// c.tokens.front() (a symbolic graph) and compares every output with the CPU reference, which
+// follows each op's layer's integer_path; every op must have exactly one layer.
+void RunAndCheck(const Case& c, const std::vector<uint8_t>& bundle, const RunCheck& rc);
+
 // The rows of the CNN glue ops (combinations_cnn_rows.cc), appended to `r` in the doc's order.
 void AddCnnRows(std::vector<Row>& r);
 // The rows of transpose, reshape and clip (combinations_layout_rows.cc).

@@ -498,29 +498,6 @@ TEST(Combinations, DocTableMatchesTests) {
 }
 
 // ---- running a row -----------------------------------------------------------------------------
-std::vector<uint8_t> InputBytes(const Case& c, int t) {
-  const ir::Tensor& tt = c.g.tensors[size_t(t)];
-  std::vector<uint8_t> b;
-  if (tt.dtype == ir::DType::I32) {
-    const auto& v = c.int32_inputs.at(tt.name);
-    b.resize(v.size() * 4);
-    std::memcpy(b.data(), v.data(), b.size());
-  } else if (tt.dtype == ir::DType::I8) {
-    for (float v : c.inputs.at(tt.name)) b.push_back(uint8_t(int8_t(v)));
-  } else if (tt.dtype == ir::DType::F16) {
-    for (float v : c.inputs.at(tt.name)) {
-      const uint16_t h = FloatToHalf(v);
-      b.push_back(uint8_t(h));
-      b.push_back(uint8_t(h >> 8));
-    }
-  } else {
-    const auto& v = c.inputs.at(tt.name);
-    b.resize(v.size() * 4);
-    std::memcpy(b.data(), v.data(), b.size());
-  }
-  return b;
-}
-
 // Compiles, runs and compares one supported row; `force_int_dot` forces int-dot accumulation.
 void RunRow(const Row& row, bool force_int_dot) {
   Case c;
@@ -532,88 +509,12 @@ void RunRow(const Row& row, bool force_int_dot) {
   if (force_int_dot) o.select.force_accum = linear::Accum::IntDot;
   auto bundle = CompileGraph(c.g, *profile, o, 0);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
-  gpu_test::Loaded l;
-  vkqc_model_options mo;
-  vkqc_model_options_init(&mo);
-  mo.poison_memory = 1;
-  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle->data(), bundle->size(), &mo, &l.model), VKQC_OK)
-      << vkqc_last_error();
-  uint32_t prog = 0;
-  if (c.g.HasSymbolicDim()) {
-    ASSERT_EQ(vkqc_model_find_program(l.model, uint32_t(c.tokens.front()), &prog), VKQC_OK) << vkqc_last_error();
-  }
-  for (size_t i = 0; i < c.g.inputs.size(); ++i) {
-    const auto b = InputBytes(c, c.g.inputs[i]);
-    ASSERT_EQ(vkqc_model_write_input(l.model, prog, uint32_t(i), b.data(), b.size()), VKQC_OK) << vkqc_last_error();
-  }
-  ASSERT_EQ(vkqc_model_run(l.model, prog), VKQC_OK) << vkqc_last_error();
-  std::vector<std::string> variants;
-  ref::RunOptions ro;
-  ro.tokens = c.g.HasSymbolicDim() ? c.tokens.front() : 0;
-  ro.int32_inputs = c.int32_inputs;
-  std::map<std::string, std::vector<float>> state;
-  ro.state = &state;
-  ro.integer_path.assign(c.g.ops.size(), false);
-  std::vector<bool> seen(c.g.ops.size(), false);
-  for (uint32_t i = 0; i < vkqc_model_layer_count(l.model, prog); ++i) {
-    vkqc_layer_info li;
-    ASSERT_EQ(vkqc_model_layer_info(l.model, prog, i, &li), VKQC_OK);
-    variants.push_back(li.variant);
-    if (li.op_index < 0) continue;  // a layer the compiler added (e.g. an output repack)
-    ASSERT_LT(size_t(li.op_index), c.g.ops.size());
-    ro.integer_path[size_t(li.op_index)] = li.integer_path != 0;
-    seen[size_t(li.op_index)] = true;
-  }
-  ASSERT_TRUE(std::all_of(seen.begin(), seen.end(), [](bool b) { return b; })) << "an op without its layer";
-  auto want = ref::RunGraphDetailed(c.g, c.inputs, ro);
-  ASSERT_TRUE(want.ok()) << want.error().message;
-  std::string vs;
-  for (const auto& v : variants) vs += (vs.empty() ? "" : ", ") + v;
-  for (size_t j = 0; j < c.g.outputs.size(); ++j) {
-    const ir::Tensor& yt = c.g.tensors[size_t(c.g.outputs[j])];
-    vkqc_tensor_info info;
-    ASSERT_EQ(vkqc_model_output_info(l.model, prog, uint32_t(j), &info), VKQC_OK);
-    std::vector<uint8_t> got(info.size_bytes);
-    ASSERT_EQ(vkqc_model_read_output(l.model, prog, uint32_t(j), got.data(), got.size()), VKQC_OK)
-        << vkqc_last_error();
-    const std::vector<float>& r = want->outputs.at(yt.name);
-    // quantize / dequantize are bit exact (README), transpose / reshape copy and clip clamps values;
-    // every other int8 output within 1 LSB.
-    const bool exact = row.op == "quantize" || row.op == "dequantize" || row.op == "transpose" ||
-                       row.op == "reshape" || row.op == "clip";
-    if (yt.dtype == ir::DType::I8) {
-      ASSERT_EQ(got.size(), r.size());
-      int worst = 0;
-      for (size_t i = 0; i < r.size(); ++i) worst = std::max(worst, std::abs(int(int8_t(got[i])) - int(r[i])));
-      EXPECT_LE(worst, exact ? 0 : 1) << yt.name << " (" << vs << ")";
-    } else if (yt.dtype == ir::DType::F16) {
-      ASSERT_EQ(got.size(), r.size() * 2);
-      for (size_t i = 0; i < r.size(); ++i) {
-        const float h = HalfToFloat(uint16_t(got[2 * i] | (got[2 * i + 1] << 8)));
-        ASSERT_EQ(h, r[i]) << yt.name << "[" << i << "] (" << vs << ")";
-      }
-    } else if (yt.dtype == ir::DType::I32) {
-      const auto& ri = want->int32_outputs.at(yt.name);
-      ASSERT_EQ(got.size(), ri.size() * 4);
-      EXPECT_EQ(std::memcmp(got.data(), ri.data(), got.size()), 0) << yt.name << " (" << vs << ")";
-    } else {
-      ASSERT_EQ(got.size(), r.size() * 4);
-      std::vector<float> g(r.size());
-      std::memcpy(g.data(), got.data(), got.size());
-      // Error relative to the largest reference value (or the magnitude of the sum, where the
-      // reference knows it): fp32 accumulation against the double reference.
-      double scale = 1e-6, err = 0;
-      for (float v : r) scale = std::max(scale, double(std::fabs(v)));
-      auto mag = want->magnitude.find(yt.name);
-      if (mag != want->magnitude.end())
-        for (float v : mag->second) scale = std::max(scale, double(v));
-      for (size_t i = 0; i < r.size(); ++i) err = std::max(err, std::fabs(double(g[i]) - r[i]));
-      const bool f16 = row.options.find("f16") != std::string::npos;
-      if (exact) EXPECT_EQ(err, 0.0) << yt.name << " (" << vs << ")";
-      else EXPECT_LE(err / scale, f16 ? 2e-3 : 2e-5) << yt.name << " (" << vs << ")";
-      EXPECT_TRUE(std::all_of(g.begin(), g.end(), [](float v) { return std::isfinite(v); })) << yt.name;
-    }
-  }
+  combos::RunCheck rc;
+  // quantize / dequantize are bit exact (README), transpose / reshape copy and clip clamps values.
+  rc.exact = row.op == "quantize" || row.op == "dequantize" || row.op == "transpose" || row.op == "reshape" ||
+             row.op == "clip";
+  rc.tol = row.options.find("f16") != std::string::npos ? 2e-3 : 2e-5;
+  combos::RunAndCheck(c, *bundle, rc);
   gpu_test::ExpectNoValidationMessages(row.Key());
 }
 
@@ -657,4 +558,114 @@ TEST(Combinations, EveryOpOfTheTableIsInstantiated) {
 }
 
 }  // namespace
+
+namespace combos {
+
+std::vector<uint8_t> InputBytes(const Case& c, int t) {
+  const ir::Tensor& tt = c.g.tensors[size_t(t)];
+  std::vector<uint8_t> b;
+  if (tt.dtype == ir::DType::I32) {
+    const auto& v = c.int32_inputs.at(tt.name);
+    b.resize(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+  } else if (tt.dtype == ir::DType::I8) {
+    for (float v : c.inputs.at(tt.name)) b.push_back(uint8_t(int8_t(v)));
+  } else if (tt.dtype == ir::DType::F16) {
+    for (float v : c.inputs.at(tt.name)) {
+      const uint16_t h = FloatToHalf(v);
+      b.push_back(uint8_t(h));
+      b.push_back(uint8_t(h >> 8));
+    }
+  } else {
+    const auto& v = c.inputs.at(tt.name);
+    b.resize(v.size() * 4);
+    std::memcpy(b.data(), v.data(), b.size());
+  }
+  return b;
+}
+
+void RunAndCheck(const Case& c, const std::vector<uint8_t>& bundle, const RunCheck& rc) {
+  gpu_test::Loaded l;
+  vkqc_model_options mo;
+  vkqc_model_options_init(&mo);
+  mo.poison_memory = 1;
+  mo.max_weight_buffer_bytes = rc.max_weight_buffer_bytes;
+  mo.force_staging = rc.force_staging;
+  ASSERT_EQ(vkqc_model_load(gpu_test::Context(), bundle.data(), bundle.size(), &mo, &l.model), VKQC_OK)
+      << vkqc_last_error();
+  uint32_t prog = 0;
+  if (c.g.HasSymbolicDim()) {
+    ASSERT_EQ(vkqc_model_find_program(l.model, uint32_t(c.tokens.front()), &prog), VKQC_OK) << vkqc_last_error();
+  }
+  for (size_t i = 0; i < c.g.inputs.size(); ++i) {
+    const auto b = InputBytes(c, c.g.inputs[i]);
+    ASSERT_EQ(vkqc_model_write_input(l.model, prog, uint32_t(i), b.data(), b.size()), VKQC_OK) << vkqc_last_error();
+  }
+  ASSERT_EQ(vkqc_model_run(l.model, prog), VKQC_OK) << vkqc_last_error();
+  std::vector<std::string> variants;
+  ref::RunOptions ro;
+  ro.tokens = c.g.HasSymbolicDim() ? c.tokens.front() : 0;
+  ro.int32_inputs = c.int32_inputs;
+  std::map<std::string, std::vector<float>> state;
+  ro.state = &state;
+  ro.integer_path.assign(c.g.ops.size(), false);
+  std::vector<int> layers_of(c.g.ops.size(), 0);
+  for (uint32_t i = 0; i < vkqc_model_layer_count(l.model, prog); ++i) {
+    vkqc_layer_info li;
+    ASSERT_EQ(vkqc_model_layer_info(l.model, prog, i, &li), VKQC_OK);
+    variants.push_back(li.variant);
+    if (li.op_index < 0) continue;  // a layer the compiler added (an output repack, a split linear's part)
+    ASSERT_LT(size_t(li.op_index), c.g.ops.size());
+    ro.integer_path[size_t(li.op_index)] = li.integer_path != 0;
+    ++layers_of[size_t(li.op_index)];
+  }
+  ASSERT_TRUE(std::all_of(layers_of.begin(), layers_of.end(), [](int n) { return n == 1; }))
+      << "every op has exactly one layer";
+  auto want = ref::RunGraphDetailed(c.g, c.inputs, ro);
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  std::string vs;
+  for (const auto& v : variants) vs += (vs.empty() ? "" : ", ") + v;
+  for (size_t j = 0; j < c.g.outputs.size(); ++j) {
+    const ir::Tensor& yt = c.g.tensors[size_t(c.g.outputs[j])];
+    vkqc_tensor_info info;
+    ASSERT_EQ(vkqc_model_output_info(l.model, prog, uint32_t(j), &info), VKQC_OK);
+    std::vector<uint8_t> got(info.size_bytes);
+    ASSERT_EQ(vkqc_model_read_output(l.model, prog, uint32_t(j), got.data(), got.size()), VKQC_OK)
+        << vkqc_last_error();
+    const std::vector<float>& r = want->outputs.at(yt.name);
+    if (yt.dtype == ir::DType::I8) {  // within 1 LSB, unless exact
+      ASSERT_EQ(got.size(), r.size());
+      int worst = 0;
+      for (size_t i = 0; i < r.size(); ++i) worst = std::max(worst, std::abs(int(int8_t(got[i])) - int(r[i])));
+      EXPECT_LE(worst, rc.exact ? 0 : 1) << yt.name << " (" << vs << ")";
+    } else if (yt.dtype == ir::DType::F16) {
+      ASSERT_EQ(got.size(), r.size() * 2);
+      for (size_t i = 0; i < r.size(); ++i) {
+        const float h = HalfToFloat(uint16_t(got[2 * i] | (got[2 * i + 1] << 8)));
+        ASSERT_EQ(h, r[i]) << yt.name << "[" << i << "] (" << vs << ")";
+      }
+    } else if (yt.dtype == ir::DType::I32) {
+      const auto& ri = want->int32_outputs.at(yt.name);
+      ASSERT_EQ(got.size(), ri.size() * 4);
+      EXPECT_EQ(std::memcmp(got.data(), ri.data(), got.size()), 0) << yt.name << " (" << vs << ")";
+    } else {
+      ASSERT_EQ(got.size(), r.size() * 4);
+      std::vector<float> g(r.size());
+      std::memcpy(g.data(), got.data(), got.size());
+      // Error relative to the largest reference value (or the magnitude of the sum, where the
+      // reference knows it): fp32 accumulation against the double reference.
+      double scale = 1e-6, err = 0;
+      for (float v : r) scale = std::max(scale, double(std::fabs(v)));
+      auto mag = want->magnitude.find(yt.name);
+      if (mag != want->magnitude.end())
+        for (float v : mag->second) scale = std::max(scale, double(v));
+      for (size_t i = 0; i < r.size(); ++i) err = std::max(err, std::fabs(double(g[i]) - r[i]));
+      if (rc.exact) EXPECT_EQ(err, 0.0) << yt.name << " (" << vs << ")";
+      else EXPECT_LE(err / scale, rc.tol) << yt.name << " (" << vs << ")";
+      EXPECT_TRUE(std::all_of(g.begin(), g.end(), [](float v) { return std::isfinite(v); })) << yt.name;
+    }
+  }
+}
+
+}  // namespace combos
 }  // namespace vkqc

@@ -143,6 +143,11 @@ struct Runtime {
     vkqc_model_options mo;
     vkqc_model_options_init(&mo);
     mo.poison_memory = poison;
+    if (a.Has("--max-weight-buffer-bytes")) {  // run, bench, generate: as a device with smaller allocations
+      VKQC_ASSIGN_OR_RETURN(int64_t b, ParseInt(a.Get("--max-weight-buffer-bytes"), "--max-weight-buffer-bytes"));
+      if (b < 1) return UserError("--max-weight-buffer-bytes must be at least 1");
+      mo.max_weight_buffer_bytes = uint64_t(b);
+    }
     if (vkqc_model_load_file(ctx, bundle.c_str(), &mo, &model) != VKQC_OK) return UserError(vkqc_last_error());
     return {};
   }

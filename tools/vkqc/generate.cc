@@ -281,7 +281,7 @@ Result<tok::Tokenizer> BundleTokenizer(vkqc_model m) {
 Status CmdGenerate(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--prompt-ids", "--prompt", "--chat", "--ignore-eos", "--max-new-tokens", "--position",
                           "--temperature", "--top-k", "--top-p", "--seed", "--eos", "--queue-depth", "--warmup-ms", "--device", "--validation",
-                          "--trusted-key"}));
+                          "--trusted-key", "--max-weight-buffer-bytes"}));
   if (a.pos.size() != 1 || a.Has("--prompt-ids") == a.Has("--prompt"))
     return UserError("usage: vkqc generate OUT.vkqb (--prompt TEXT [--chat] | --prompt-ids ID[,ID...]) "
                      "[--max-new-tokens N]");

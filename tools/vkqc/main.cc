@@ -69,13 +69,15 @@ commands:
                                              --target also the plan, compiled in memory
   run     OUT.vkqb [--tokens N] [--input NAME=FILE.npy]... [--output-dir DIR]
           [--reference MODEL.vkqg|GRAPH.json [--per-op]] [--tolerance REL] [--seed S]
-          [--device I] [--validation] [--robust-access] [--validate-spirv]
+          [--device I] [--validation] [--robust-access] [--validate-spirv] [--max-weight-buffer-bytes B]
           --per-op (bundle compiled with --keep-intermediates): checks every op on the GPU's
           own inputs: int8 outputs within 1, float outputs within the tolerance;
           --robust-access: the device's robustBufferAccess (for bundles from untrusted sources);
           --validate-spirv: SPIRV-Tools validates every shader module before the driver sees it;
           --trusted-key PUB (repeatable; also for bench and generate): load only bundles signed by
-          one of these Ed25519 public keys and unchanged since
+          one of these Ed25519 public keys and unchanged since;
+          --max-weight-buffer-bytes B (also for bench and generate): hold the weights in buffers of
+          at most B bytes, as on a device whose maxMemoryAllocationSize is B
   generate OUT.vkqb (--prompt TEXT [--chat] [--ignore-eos] | --prompt-ids ID[,ID...]) [--max-new-tokens 32] [--temperature 0] [--top-k K]
           [--top-p P] [--seed S] [--eos ID] [--device I] [--validation]
                                              token generation with a decoder bundle (KV cache):
@@ -294,7 +296,8 @@ Status CheckPerOp(Runtime& rt, uint32_t prog, const ir::Graph& g, const std::map
 
 Status CmdRun(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--input", "--output-dir", "--reference", "--tolerance", "--seed", "--device",
-                          "--validation", "--per-op", "--robust-access", "--validate-spirv", "--trusted-key"}));
+                          "--validation", "--per-op", "--robust-access", "--validate-spirv", "--trusted-key",
+                          "--max-weight-buffer-bytes"}));
   if (a.Has("--per-op") && !a.Has("--reference")) return UserError("--per-op needs --reference GRAPH");
   if (a.pos.size() != 1) return UserError("usage: vkqc run OUT.vkqb [--input NAME=FILE.npy]...");
   // Check everything the user gave before touching the GPU.
@@ -540,7 +543,7 @@ Status PrintPipelineStatistics(vkqc_model m, uint32_t prog) {
 
 Status CmdBench(const Args& a) {
   VKQC_TRY(CheckKnown(a, {"--tokens", "--min-ms", "--roofline", "--peak-gbps", "--peak-tops", "--device",
-                          "--validation", "--robust-access", "--validate-spirv", "--position", "--trusted-key",
+                          "--validation", "--robust-access", "--validate-spirv", "--position", "--trusted-key", "--max-weight-buffer-bytes",
                           "--pipeline-stats", "--attribute"}));
   if (a.pos.size() != 1) return UserError("usage: vkqc bench OUT.vkqb [--tokens N]");
   int64_t position = 0;

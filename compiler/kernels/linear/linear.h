@@ -201,6 +201,10 @@ struct PackedLinear {
 PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t k, int64_t group_size,
                         const float* scales, const int32_t* zero_points, const float* bias /* nullable */,
                         const float* mins = nullptr);
+// The offsets PackLinear uses (region empty) and the region's size in words.
+PackedLinear PackedLayout(ir::Scheme scheme, int64_t n, int64_t k, int64_t group_size, uint64_t* words);
+// Bytes of the region PackLinear packs for these shapes (the one binding a linear reads).
+uint64_t PackedLinearBytes(ir::Scheme scheme, int64_t n, int64_t k, int64_t group_size);
 // The signed weight values (w - zp) back from a packed region (round-trip tests).
 std::vector<int32_t> UnpackLinear(ir::Scheme scheme, const PackedLinear& p, int64_t n, int64_t k, int64_t group_size);
 

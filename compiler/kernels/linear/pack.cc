@@ -31,31 +31,46 @@ void Put(std::vector<uint8_t>& region, uint32_t word, T v) {
 
 }  // namespace
 
-PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t k, int64_t group_size,
-                        const float* scales, const int32_t* zero_points, const float* bias, const float* mins) {
+PackedLinear PackedLayout(ir::Scheme scheme, int64_t n, int64_t k, int64_t group_size, uint64_t* words) {
   PackedLinear p;
   const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW || scheme == ir::Scheme::Q4GMW;
   const bool grouped = int4 || scheme == ir::Scheme::Q8GSW;
-  const int64_t groups = grouped ? k / group_size : 1;
+  const uint64_t groups = grouped ? uint64_t(k / group_size) : 1, un = uint64_t(n);
   p.kw = int4 ? PackedK8(k) : PackedK4(k);
-  uint32_t next = uint32_t(n) * p.kw;
-  p.scale_off = next;
-  next += uint32_t(n * groups);
+  uint64_t next = un * p.kw;
+  p.scale_off = uint32_t(next);
+  next += un * groups;
   if (scheme == ir::Scheme::Q4GAW) {
-    p.zp_off = next;
-    next += uint32_t((n * groups + 3) / 4);
+    p.zp_off = uint32_t(next);
+    next += (un * groups + 3) / 4;
   } else if (scheme == ir::Scheme::Q4GMW) {  // f32 minimums [N][G] where q4gaw keeps its zero points
-    p.zp_off = next;
-    next += uint32_t(n * groups);
+    p.zp_off = uint32_t(next);
+    next += un * groups;
   }
   if (!grouped) {  // q8csw: each channel's weight sum (grouped layers sum per group in the shader)
-    p.wsum_off = next;
-    next += uint32_t(n);
+    p.wsum_off = uint32_t(next);
+    next += un;
   }
-  p.bias_off = next;
-  next += uint32_t(n);
-  next = (next + 3) / 4 * 4;  // whole 16-byte units: the GEMV reads the region as uvec4
-  p.region.assign(size_t(next) * 4, 0);
+  p.bias_off = uint32_t(next);
+  next += un;
+  *words = (next + 3) / 4 * 4;  // whole 16-byte units: the GEMV reads the region as uvec4
+  return p;
+}
+
+uint64_t PackedLinearBytes(ir::Scheme scheme, int64_t n, int64_t k, int64_t group_size) {
+  uint64_t words = 0;
+  PackedLayout(scheme, n, k, group_size, &words);
+  return words * 4;
+}
+
+PackedLinear PackLinear(ir::Scheme scheme, const uint8_t* w, int64_t n, int64_t k, int64_t group_size,
+                        const float* scales, const int32_t* zero_points, const float* bias, const float* mins) {
+  const bool int4 = scheme == ir::Scheme::Q4GSW || scheme == ir::Scheme::Q4GAW || scheme == ir::Scheme::Q4GMW;
+  const bool grouped = int4 || scheme == ir::Scheme::Q8GSW;
+  const int64_t groups = grouped ? k / group_size : 1;
+  uint64_t words = 0;
+  PackedLinear p = PackedLayout(scheme, n, k, group_size, &words);
+  p.region.assign(size_t(words) * 4, 0);
 
   for (int64_t r = 0; r < n; ++r) {
     uint8_t* row = p.region.data() + size_t(r) * p.kw * 4;

@@ -155,6 +155,12 @@ typedef struct vkqc_model_options {
   int force_staged_reads;        /* read every output through the GPU copy into cached host
                                     memory (tests the discrete-GPU path of the reads below).
                                     (Appended: struct_size from the older header is accepted.) */
+  uint64_t max_weight_buffer_bytes; /* the largest buffer the weights are held in; 0: the device's
+                                    maxMemoryAllocationSize and maxBufferSize. Weights larger than
+                                    that are held in several buffers of whole bindings; a bundle
+                                    binding more than that at once is refused with
+                                    VKQC_ERROR_UNSUPPORTED_DEVICE. (Appended: the 0.4 struct_size
+                                    is accepted, as 0.3's.) */
 } vkqc_model_options;
 
 void vkqc_model_options_init(vkqc_model_options* options);
