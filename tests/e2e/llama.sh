@@ -163,6 +163,14 @@ vk generate "$W" --prompt-ids "$PROMPT" --max-new-tokens 32 --validation
 if [ "$RC" -eq 0 ] && [ -n "$want8" ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want8" ]; then ok "generate with 64 KiB bindings = numpy decoder (int8)"
 else fail "generate with 64 KiB bindings" "numpy: $want8" "$(last_run_report)"; fi
 expect_pass "64 KiB bindings: run tokens=16 --reference" run "$W" --tokens 16 --validation --reference "$M/graph.json"
+# The runtime holding the weights in buffers of at most 128 KiB (as a device whose
+# maxMemoryAllocationSize were that): the same tokens; smaller than one binding: refused.
+vk generate "$W" --prompt-ids "$PROMPT" --max-new-tokens 32 --validation --max-weight-buffer-bytes 131072
+if [ "$RC" -eq 0 ] && [ "$(grep '^tokens:' "$OUT_FILE")" = "$want8" ]; then ok "generate with the weights in 128 KiB buffers = numpy decoder (int8)"
+else fail "generate --max-weight-buffer-bytes" "numpy: $want8" "$(last_run_report)"; fi
+expect_error "weights bound in a range larger than one buffer" "cannot hold this bundle's weights" "more than one buffer may hold on this device (4096 bytes" -- \
+  run "$W" --tokens 1 --max-weight-buffer-bytes 4096
+expect_error "bad --max-weight-buffer-bytes" "--max-weight-buffer-bytes must be at least 1" -- run "$W" --tokens 1 --max-weight-buffer-bytes 0
 expect_error "an activation wider than a binding" "tokens=128: layer 'embed_tokens' binds 'x0' (131072 bytes)" "build this program for fewer tokens (--tokens)" -- \
   compile "$M/graph.json" --target "$WORK/lavapipe-64k.json" --tokens 128 -o "$WORK/wide128.vkqb"
 

@@ -42,7 +42,7 @@ inline bool TakesValue(const std::string& k) {
                                   "--min-ms", "--peak-gbps", "--peak-tops", "--bytes", "--roofline",
                                   "--prompt-ids", "--max-new-tokens", "--position", "--temperature", "--top-k", "--top-p", "--eos", "--queue-depth", "--warmup-ms",
                                   "--prompt", "--max-context", "--quantize", "--requantize", "--input-layout", "--output-layout",
-                                  "--input-shape", "--log-level", "--sign-key", "--trusted-key"};
+                                  "--input-shape", "--log-level", "--sign-key", "--trusted-key", "--max-weight-buffer-bytes"};
   for (const char* v : kValued)
     if (k == v) return true;
   return false;

@@ -168,9 +168,10 @@ void BenchTable::Total(double ns) {
 
 void BenchTable::Row(const char* name, const char* variant, double ns, uint64_t bytes, uint64_t ops, double bw_s,
                      double compute_s, double bound_s, bool compute_known) const {
-  std::printf("%-16s %-32s %10.2f %10.1f %10.1f", name, variant, ns / 1e3, double(bytes) / ns, double(ops) / ns);
+  if (ns > 0) std::printf("%-16s %-32s %10.2f %10.1f %10.1f", name, variant, ns / 1e3, double(bytes) / ns, double(ops) / ns);
+  else std::printf("%-16s %-32s %10.2f %10s %10s", name, variant, 0.0, "-", "-");  // no dispatch (fused, folded)
   auto pct = [&](double s, bool known) {
-    if (known) std::printf("  %8.1f%%", 100 * s / (ns * 1e-9));
+    if (known && ns > 0) std::printf("  %8.1f%%", 100 * s / (ns * 1e-9));
     else std::printf("  %9s", "-");
   };
   if (any_) {

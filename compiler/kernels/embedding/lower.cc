@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/common/log.h"
 #include "compiler/emit/bundle_plan.h"
 
 namespace vkqc::embedding {
@@ -116,8 +117,11 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     pl.reason += "; the table is wider than one binding (maxStorageBufferRange " +
                  std::to_string(ctx.profile().max_storage_buffer_range) + "): " + std::to_string(packed.parts.size()) +
                  " parts of up to " + std::to_string(packed.parts[0].rows) + " rows, one dispatch each";
-  pl.detail = std::to_string(rows) + " rows of " + std::to_string(c) + " from a " + std::to_string(v) + "-row table";
-  pl.weight_bytes = ctx.ConstantBytes(i);
+  pl.detail = std::to_string(rows) + " rows of " + std::to_string(c) + " from a " + std::to_string(v) + "-row table of " +
+              log::Bytes(ctx.ConstantBytes(i));
+  // What a run reads of the table: its rows (and their scales), not the whole table (bench's
+  // bytes; the table's size is in the detail).
+  pl.weight_bytes = std::min<uint64_t>(ctx.ConstantBytes(i), uint64_t(rows) * (PartBytes(t, 8) / 8));
   return {};
 }
 
