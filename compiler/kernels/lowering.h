@@ -41,6 +41,10 @@ struct CompileOptions {
   // Rows per workgroup of the decode kernel in programs of several rows (`--decode-attention-rows
   // N`, 1..attention::kDecodeMaxRows; 0: the selection's).
   uint32_t decode_attention_rows = 0;
+  // Most chunks of the cache the decode kernel splits a layer into (0: the target's,
+  // attention::kDecodeCpuMaxSplits on CPU devices, else attention::kDecodeMaxSplits; tests set the
+  // latter to run the many-chunk combine on lavapipe).
+  uint32_t decode_attention_max_splits = 0;
   // Debugging: give every arena tensor its own memory (no reuse), so every intermediate can be
   // read after a run (`vkqc run --per-op` checks each op against the reference on them).
   bool keep_intermediates = false;

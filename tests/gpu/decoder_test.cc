@@ -42,7 +42,8 @@ using AttentionKernel = CompileOptions::AttentionKernel;
 Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> tokens = {},
                                      const std::string& profile = gpu_test::TestProfile(),
                                      AttentionKernel attention = AttentionKernel::Auto, bool int_dot = false,
-                                     uint32_t decode_rows = 0, bool subgroup_arithmetic = true) {
+                                     uint32_t decode_rows = 0, bool subgroup_arithmetic = true,
+                                     uint32_t max_splits = attention::kDecodeMaxSplits) {
   VKQC_ASSIGN_OR_RETURN(TargetProfile p, LoadProfile(profile));
   // false: as for a target without subgroup arithmetic in compute (the kernels' shared-memory trees)
   if (!subgroup_arithmetic) p.subgroup_arithmetic_compute = false;
@@ -50,6 +51,9 @@ Result<std::vector<uint8_t>> Compile(const ir::Graph& g, std::vector<int64_t> to
   o.tokens = std::move(tokens);
   o.attention = attention;
   o.decode_attention_rows = decode_rows;
+  // The decode kernel's chunks as on a GPU target by default (the many-chunk combine runs on
+  // lavapipe too); 0: the target's (at most 4 on lavapipe, a CPU device).
+  o.decode_attention_max_splits = max_splits;
   if (int_dot) o.select.force_accum = linear::Accum::IntDot;  // linears on the integer path
   return CompileGraph(g, p, o, 0);
 }
@@ -277,6 +281,7 @@ struct AttnCase {
   // false: compiled as for a target without subgroup arithmetic (the decode kernel's online softmax
   // and combine by shared-memory trees instead of one subgroup per query)
   bool subgroup_arithmetic = true;
+  uint32_t max_splits = attention::kDecodeMaxSplits;  // 0: the target's (CompileOptions::decode_attention_max_splits)
 };
 
 // AttnCase::want_decode: the decode kernel where its shared memory fits the profile, else tiled.
@@ -317,7 +322,7 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
   std::vector<int64_t> programs{1, c.prefill};
   if (c.step != 1 && c.step != c.prefill) programs.push_back(c.step);
   auto bundle = Compile(g, programs, c.profile.empty() ? gpu_test::TestProfile() : c.profile, c.force, c.linear,
-                        c.group_rows, c.subgroup_arithmetic);
+                        c.group_rows, c.subgroup_arithmetic, c.max_splits);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   // Which paths each decode-kernel layer took, as its reason and detail in the bundle say: the
   // softmax by subgroups where the compiled-for target has subgroup arithmetic (else the trees),
@@ -339,6 +344,14 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
         EXPECT_EQ(reason.find("in one subgroup") != std::string::npos, sg) << reason;
         ++(*variants)[!vec ? "path:scalar" : c.f16 ? "path:vec_f16" : "path:vec_f32"];
         ++(*variants)[sg ? "path:subgroup" : "path:trees"];
+        // The target's chunks on a CPU device: at most kDecodeCpuMaxSplits (here exactly, the
+        // cases' caches being long enough).
+        if (c.max_splits == 0 && HasQuirk(*p, "cpu_device")) {
+          EXPECT_NE(detail.find(", " + std::to_string(attention::kDecodeCpuMaxSplits) + " chunks,"), std::string::npos)
+              << detail;
+          EXPECT_NE(reason.find("chunks on a CPU device (cpu_device)"), std::string::npos) << reason;
+          ++(*variants)["path:cpu_chunks"];
+        }
       }
   }
   gpu_test::Loaded l;
@@ -541,12 +554,19 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
       // a phone profile (android-16: 16 KiB of shared memory, blocks of 32 keys); the linear's
       // prologue reduces with a shared-memory tree there
       {8, 2, 64, 300, true, 3, 100, "", "android-16", AttentionKernel::Auto, 2, d, true},
+      // the target's chunks (lavapipe: at most 4, cpu_device): 1b-shaped, chunks of 8 blocks, and
+      // of 36 blocks at 9000, prefilled then decoded across chunk boundaries
+      {32, 8, 64, 2048, true, 70, 440, "", "", AttentionKernel::Auto, 3, d, false, false, 1, 0, true, 0},
+      {8, 2, 64, 9000, true, 200, 2150, "", "", AttentionKernel::Auto, 3, d, false, false, 1, 0, true, 0},
   };
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
   EXPECT_GT(variants["attention_decode_kvf32"], 0);
   for (const char* path : {"path:vec_f16", "path:vec_f32", "path:scalar", "path:subgroup", "path:trees"})
     EXPECT_GT(variants[path], 0) << path;
+  auto p = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(p.ok());
+  if (HasQuirk(*p, "cpu_device")) EXPECT_GT(variants["path:cpu_chunks"], 0);
 }
 
 // The decode kernel for a few rows (batched or speculative decoding: programs of 2 to 8 tokens),

@@ -73,7 +73,8 @@ uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool 
 }
 
 DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
-                                   bool rope_fused, const TargetProfile& profile, int64_t rows, uint32_t group_rows) {
+                                   bool rope_fused, const TargetProfile& profile, int64_t rows, uint32_t group_rows,
+                                   uint32_t max_splits) {
   DecodeChoice c;
   const int64_t g = heads / std::max<int64_t>(kv_heads, 1);
   if (g > kDecodeMaxQueries) {
@@ -122,9 +123,10 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
     if (shared > max_shared) continue;
     c.bk = bk;
     c.shared = shared;
-    // One block per split up to kDecodeMaxSplits splits; longer caches take more blocks per split.
+    // One block per split up to the most splits; longer caches take more blocks per split.
+    if (!max_splits) max_splits = HasQuirk(profile, "cpu_device") ? kDecodeCpuMaxSplits : kDecodeMaxSplits;
     const uint64_t blocks = (uint64_t(cache_len) + bk - 1) / bk;
-    const uint64_t per = (blocks + kDecodeMaxSplits - 1) / kDecodeMaxSplits;
+    const uint64_t per = (blocks + max_splits - 1) / max_splits;
     c.chunk = uint32_t(per * bk);
     c.splits = uint32_t((uint64_t(cache_len) + c.chunk - 1) / c.chunk);
     return c;
@@ -239,6 +241,10 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
               (c.splits > 1 ? "; chunks past the context return at once, the last of the others to finish combines "
                               "them (arrival counters in the bundle's sync state)"
                             : std::string()) +
+              (!ctx.options().decode_attention_max_splits && HasQuirk(ctx.profile(), "cpu_device") &&
+                       c.chunk > c.bk
+                   ? "; at most " + std::to_string(kDecodeCpuMaxSplits) + " chunks on a CPU device (cpu_device)"
+                   : std::string()) +
               fused_note;
   pl.detail = detail + ", " + std::to_string(c.splits) + " chunks, " + std::to_string(c.shared) + " B shared" +
               (!f16              ? ""
@@ -271,7 +277,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   if ((rows == 1 && force != AK::Rows) || (rows > 1 && rows <= kDecodeMaxRows && force == AK::Auto)) {
     const DecodeChoice dc =
         SelectDecodeAttention(a.num_heads, a.num_kv_heads, a.head_dim, s, rq >= 0, ctx.profile(), rows,
-                              ctx.options().decode_attention_rows);
+                              ctx.options().decode_attention_rows, ctx.options().decode_attention_max_splits);
     if (dc.bk) {
       LowerDecode(ctx, i, dc, uint32_t(rows), pl, detail);
       return {};

@@ -54,16 +54,22 @@ struct DecodeChoice {
   std::string why;
 };
 constexpr uint32_t kDecodeMaxSplits = 64;
+// On CPU devices (profile quirk cpu_device) at most this many chunks: llvmpipe runs every
+// workgroup of the grid, even one past the context, at a cost (lavapipe, 2 cores, the 1b example:
+// a decode attention layer 10.5 -> 1.6 ms at position 0 and 68.6 -> 29.6 ms at 1900 against 64;
+// bench/RESULTS.md 2026-12-01). Enough workgroups (x KV heads) for the cores of a desktop CPU.
+constexpr uint32_t kDecodeCpuMaxSplits = 4;
 constexpr int64_t kDecodeMaxRows = 8;
 constexpr int64_t kDecodeMaxQueries = 32;   // rows x query heads per KV head in one workgroup
 constexpr int64_t kDecodeGroupQueries = 4;  // the selection's rows per group: G x rows up to this,
 constexpr int64_t kDecodeMaxGroups = 4;     // unless that makes more groups than this
 uint32_t AttentionDecodeShared(uint32_t g, uint32_t head_dim, uint32_t bk, bool pad, uint32_t group_rows = 1,
                                uint32_t rows = 1);
-// `group_rows` 0: the selection's.
+// `group_rows` 0: the selection's. `max_splits` 0: the target's (kDecodeCpuMaxSplits on CPU
+// devices, else kDecodeMaxSplits).
 DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
                                    bool rope_fused, const TargetProfile& profile, int64_t rows = 1,
-                                   uint32_t group_rows = 0);
+                                   uint32_t group_rows = 0, uint32_t max_splits = 0);
 // Whether the decode kernel's score phase loads the cache 16 bytes at a time (VKQC_VEC_LOADS): an
 // invocation's words of a key (head_dim / (2 * 128 / bk)) are whole vectors of 4 words (f16
 // pairs) or 2 (f32 pairs).

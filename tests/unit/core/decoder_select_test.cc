@@ -86,6 +86,18 @@ TEST(AttentionSelect, DecodeKernelBlocksChunksAndRefusals) {
   const auto hop = attention::SelectDecodeAttention(32, 8, 64, 2048, true, *hopper);
   EXPECT_TRUE(hop.pad);
   EXPECT_EQ(hop.shared, attention::AttentionDecodeShared(4, 64, 64, true));
+  // Chunks: one block each up to 64 on GPU targets; at most 4 on CPU devices (cpu_device), unless
+  // the caller gives the most (CompileOptions::decode_attention_max_splits).
+  EXPECT_EQ(hop.splits, 32u);
+  EXPECT_EQ(hop.chunk, 64u);
+  const auto cpu = attention::SelectDecodeAttention(32, 8, 64, 2048, true, *lvp);
+  EXPECT_EQ(cpu.splits, attention::kDecodeCpuMaxSplits);
+  EXPECT_EQ(cpu.chunk, 512u);
+  const auto cpu64 = attention::SelectDecodeAttention(32, 8, 64, 2048, true, *lvp, 1, 0, attention::kDecodeMaxSplits);
+  EXPECT_EQ(cpu64.splits, 32u);
+  const auto cpu1 = attention::SelectDecodeAttention(32, 8, 64, 2048, true, *lvp, 1, 0, 1);
+  EXPECT_EQ(cpu1.splits, 1u);
+  EXPECT_EQ(cpu1.chunk, 2048u);
   const auto tight = attention::SelectDecodeAttention(32, 1, 64, 200, true, *lvp);
   EXPECT_EQ(tight.bk, 16u);
   EXPECT_FALSE(tight.pad);
