@@ -566,7 +566,9 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
     EXPECT_GT(variants[path], 0) << path;
   auto p = LoadProfile(gpu_test::TestProfile());
   ASSERT_TRUE(p.ok());
-  if (HasQuirk(*p, "cpu_device")) EXPECT_GT(variants["path:cpu_chunks"], 0);
+  if (HasQuirk(*p, "cpu_device")) {
+    EXPECT_GT(variants["path:cpu_chunks"], 0);
+  }
 }
 
 // The decode kernel for a few rows (batched or speculative decoding: programs of 2 to 8 tokens),
