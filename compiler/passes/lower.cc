@@ -326,10 +326,11 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
   };
   for (const Repack& r : repack_in) repack(r, true);
 
+  std::vector<uint32_t> op_layer(g.ops.size());  // each op's layer
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const ir::Op& op = g.ops[i];
     const int32_t source = in_.source_op.empty() ? int32_t(i) : in_.source_op[i];
-    AddLayer(prog, op.name, ir::OpTypeName(op.type), source);
+    op_layer[i] = AddLayer(prog, op.name, ir::OpTypeName(op.type), source);
     PlanLayer& pl = prog.layers[layer_];
     if (!in_.fold.folded[i].empty()) {
       pl.variant = "folded";
@@ -372,8 +373,7 @@ Status ProgramLowering::Build(PipelineTable* pipelines, BundlePlan* plan) {
       pl.integer_path = false;
       for (size_t p = 0; p < i; ++p)
         if (in_.source_op[p] < 0 && std::find(op.inputs.begin(), op.inputs.end(), g.ops[p].outputs[0]) != op.inputs.end())
-          for (const PlanLayer& l : prog.layers)
-            if (l.name == g.ops[p].name && l.op_index < 0) pl.integer_path = pl.integer_path || l.integer_path;
+          pl.integer_path = pl.integer_path || prog.layers[op_layer[p]].integer_path;
     }
   }
   if (log::Enabled(log::Level::Debug))

@@ -1,6 +1,8 @@
 #include "compiler/passes/split_wide.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "compiler/kernels/linear/linear.h"
 
@@ -36,10 +38,23 @@ int AddTensor(ir::Graph* g, ir::Tensor t) {
   return int(g->tensors.size() - 1);
 }
 
+// `base` + "/" + `p`, with "'" appended until no name in `taken` is it (a graph may already
+// name a tensor or an op that way); the name is then taken.
+std::string PartName(const std::string& base, int64_t p, std::set<std::string>* taken) {
+  std::string name = base;
+  name += '/';  // (not base + "/" + ...: GCC 12 warns -Wrestrict on that)
+  name += std::to_string(p);
+  while (!taken->insert(name).second) name += '\'';
+  return name;
+}
+
 }  // namespace
 
 std::vector<int32_t> SplitWideLinears(ir::Graph* g, uint64_t range) {
   bool split = false;
+  std::set<std::string> op_names, tensor_names;  // the parts' names are new in each namespace
+  for (const ir::Op& op : g->ops) op_names.insert(op.name);
+  for (const ir::Tensor& t : g->tensors) tensor_names.insert(t.name);
   std::vector<ir::Op> ops;
   std::vector<int32_t> source;
   ops.reserve(g->ops.size());
@@ -66,10 +81,8 @@ std::vector<int32_t> SplitWideLinears(ir::Graph* g, uint64_t range) {
     const int64_t parts = (n + per - 1) / per;
     for (int64_t p = 0; p < parts; ++p) {
       const int64_t n0 = p * per, n1 = std::min(n, n0 + per);
-      std::string tag = "/";  // (not "/" + ...: GCC 12 warns -Wrestrict on that)
-      tag += std::to_string(p);
       ir::Tensor wp = w;
-      wp.name = w.name + tag;
+      wp.name = PartName(w.name, p, &tensor_names);
       wp.shape[0] = n1 - n0;
       // Rows of the IR's bytes: n0 * k * bits is a multiple of 8 (n0 a multiple of kChannelStep).
       const size_t b0 = size_t(n0 * k * bits / 8), b1 = std::min(size_t((n1 * k * bits + 7) / 8), w.data->size);
@@ -79,18 +92,18 @@ std::vector<int32_t> SplitWideLinears(ir::Graph* g, uint64_t range) {
       wp.quant->zero_points = Rows(w.quant->zero_points, n, n0, n1);
       wp.quant->mins = Rows(w.quant->mins, n, n0, n1);
       ir::Op part = op;
-      part.name = op.name + tag;
+      part.name = PartName(op.name, p, &op_names);
       part.inputs[1] = AddTensor(g, std::move(wp));
       if (op.inputs.size() > 2) {
         ir::Tensor bp = g->tensors[size_t(op.inputs[2])];
-        bp.name += tag;
+        bp.name = PartName(bp.name, p, &tensor_names);
         bp.shape = {n1 - n0};
         bp.data->offset += size_t(n0) * 4;
         bp.data->size = size_t(n1 - n0) * 4;
         part.inputs[2] = AddTensor(g, std::move(bp));
       }
       ir::Tensor yp = y;
-      yp.name = y.name + tag;
+      yp.name = PartName(y.name, p, &tensor_names);
       yp.shape.back() = n1 - n0;
       part.outputs = {AddTensor(g, std::move(yp))};
       part.compiler_note = "output channels " + std::to_string(n0) + ".." + std::to_string(n1 - 1) + " of '" + op.name +

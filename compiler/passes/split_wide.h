@@ -18,6 +18,8 @@ namespace vkqc {
 // op it computes (the bundle's layer op_index): the concat stands for the split linear, its
 // parts for none (-1, layers the compiler added); empty when nothing was split. A linear whose
 // slices of 64 channels would still not fit is left whole (packing then refuses it with the sizes).
+// The parts and their tensors are named '<name>/<p>' (the op's, the weights', the bias's, the
+// output's), with "'" appended where the graph already has that name.
 std::vector<int32_t> SplitWideLinears(ir::Graph* g, uint64_t max_storage_buffer_range);
 
 }  // namespace vkqc

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "combinations_case.h"
 #include "compiler/kernels/linear/linear.h"
@@ -237,6 +238,32 @@ TEST(WideConstants, SplitKeepsEveryChannelAndTheSourceOps) {
   EXPECT_EQ(g.ops[2].type, ir::OpType::Concat);
   EXPECT_EQ(g.ops[2].name, "fc");
   EXPECT_EQ(g.ops[2].outputs, c.g.ops[0].outputs) << "the concat writes the source's output";
+}
+
+TEST(WideConstants, SplitPartNamesStayUniqueWhereTheGraphHasThemAlready) {
+  Case c;
+  c.tokens = {3};
+  const int wt = BuildLinear(c, X::F32Dq8ca, ir::Scheme::Q4GSW, false, true, 96);
+  const std::string wname = c.g.tensors[size_t(wt)].name;
+  // The bias takes the name the first part's output would.
+  const ir::Op& fc = c.g.ops[0];
+  c.g.tensors[size_t(fc.inputs[2])].name = c.g.tensors[size_t(fc.outputs[0])].name + "/0";
+  const uint64_t range = linear::PackedLinearBytes(ir::Scheme::Q4GSW, 192, 96, 32);
+  ir::Graph g = c.g;
+  ASSERT_FALSE(SplitWideLinears(&g, range).empty());
+  std::set<std::string> names;
+  for (const ir::Tensor& t : g.tensors) EXPECT_TRUE(names.insert(t.name).second) << "tensor name twice: " << t.name;
+  EXPECT_EQ(g.tensors[size_t(g.ops[0].outputs[0])].name, c.g.tensors[size_t(fc.outputs[0])].name + "/0'");
+  EXPECT_EQ(g.tensors[size_t(g.ops[1].inputs[1])].name, wname + "/1");
+  EXPECT_EQ(g.ops[1].name, "fc/1");
+  // It compiles (the split graph verifies) and computes the linear.
+  CompileOptions o;
+  o.tokens = c.tokens;
+  auto bundle = CompileGraph(c.g, ProfileWithRange(range), o, 0);
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  EXPECT_EQ(BundleShape(*bundle, "fc").parts, 2);
+  combos::RunAndCheck(c, *bundle, {});
+  gpu_test::ExpectNoValidationMessages("split with names taken");
 }
 
 TEST(WideConstants, LinearRefusedWhere64ChannelsExceedTheRange) {
