@@ -67,11 +67,18 @@ Shape BundleShape(const std::vector<uint8_t>& bundle, const std::string& name) {
   return s;
 }
 
-// Compiles `c` for the test profile with `range` and expects a user error holding every fragment.
-void ExpectRefused(const Case& c, uint64_t range, const std::vector<std::string>& fragments) {
+// `c` compiled for its tokens on the test profile with maxStorageBufferRange `range` (int_dot: the
+// linears on the integer path).
+Result<std::vector<uint8_t>> CompileForRange(const Case& c, uint64_t range, bool int_dot = false) {
   CompileOptions o;
   o.tokens = c.tokens;
-  auto bundle = CompileGraph(c.g, ProfileWithRange(range), o, 0);
+  if (int_dot) o.select.force_accum = linear::Accum::IntDot;
+  return CompileGraph(c.g, ProfileWithRange(range), o, 0);
+}
+
+// Compiles `c` for the test profile with `range` and expects a user error holding every fragment.
+void ExpectRefused(const Case& c, uint64_t range, const std::vector<std::string>& fragments) {
+  auto bundle = CompileForRange(c, range);
   ASSERT_FALSE(bundle.ok());
   EXPECT_EQ(bundle.error().kind, ErrorKind::User) << bundle.error().message;
   for (const std::string& f : fragments)
@@ -97,9 +104,7 @@ TEST(WideConstants, EmbeddingTableInPartsOfRows) {
       // About a third of the table's values a binding (the scales too): 3 or more parts.
       const uint64_t table_bytes = c.g.tensors[size_t(t)].data->size;
       const uint64_t range = (table_bytes / 3 + 255) / 256 * 256 + 256;
-      CompileOptions o;
-      o.tokens = c.tokens;
-      auto bundle = CompileGraph(c.g, ProfileWithRange(range), o, 0);
+      auto bundle = CompileForRange(c, range);
       ASSERT_TRUE(bundle.ok()) << bundle.error().message;
       const Shape s = BundleShape(*bundle, "embedding");
       EXPECT_GE(s.dispatches, 3) << "the table in parts, one dispatch each";
@@ -189,10 +194,7 @@ TEST(WideConstants, LinearSplitByOutputChannels) {
           const ir::Tensor& wten = c.g.tensors[size_t(wt)];
           // 128 channels fit a binding, 192 do not: parts of 128, 128 and 45 channels.
           const uint64_t range = linear::PackedLinearBytes(w, 128, k, wten.quant->group_size);
-          CompileOptions o;
-          o.tokens = c.tokens;
-          if (int_dot) o.select.force_accum = linear::Accum::IntDot;
-          auto bundle = CompileGraph(c.g, ProfileWithRange(range), o, 0);
+          auto bundle = CompileForRange(c, range, int_dot);
           ASSERT_TRUE(bundle.ok()) << bundle.error().message;
           const Shape s = BundleShape(*bundle, "fc");
           EXPECT_EQ(s.parts, 3);
@@ -257,9 +259,7 @@ TEST(WideConstants, SplitPartNamesStayUniqueWhereTheGraphHasThemAlready) {
   EXPECT_EQ(g.tensors[size_t(g.ops[1].inputs[1])].name, wname + "/1");
   EXPECT_EQ(g.ops[1].name, "fc/1");
   // It compiles (the split graph verifies) and computes the linear.
-  CompileOptions o;
-  o.tokens = c.tokens;
-  auto bundle = CompileGraph(c.g, ProfileWithRange(range), o, 0);
+  auto bundle = CompileForRange(c, range);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   EXPECT_EQ(BundleShape(*bundle, "fc").parts, 2);
   combos::RunAndCheck(c, *bundle, {});
@@ -302,9 +302,7 @@ TEST(WideConstants, WeightsInSeveralBuffers) {
   c.Op("fc", ir::OpType::Linear, {e, w, c.Floats("b", {301}, 0.3f)}, {y}).linear.input_quant = Dq8ca();
   c.g.outputs = {y};
   const uint64_t range = 16384;
-  CompileOptions o;
-  o.tokens = c.tokens;
-  auto bundle = CompileGraph(c.g, ProfileWithRange(range), o, 0);
+  auto bundle = CompileForRange(c, range);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
   const auto* fbb = fb::bundle::GetBundle(bundle->data() + 4);
   const uint64_t segment = fbb->weight_segment_size();
