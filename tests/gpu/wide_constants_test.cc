@@ -247,21 +247,27 @@ TEST(WideConstants, SplitPartNamesStayUniqueWhereTheGraphHasThemAlready) {
   c.tokens = {3};
   const int wt = BuildLinear(c, X::F32Dq8ca, ir::Scheme::Q4GSW, false, true, 96);
   const std::string wname = c.g.tensors[size_t(wt)].name;
-  // The bias takes the name the first part's output would.
-  const ir::Op& fc = c.g.ops[0];
-  c.g.tensors[size_t(fc.inputs[2])].name = c.g.tensors[size_t(fc.outputs[0])].name + "/0";
+  // The bias takes the name the first part's output would, and an op after it the first part's.
+  const int y = c.g.ops[0].outputs[0];
+  const std::string yname = c.g.tensors[size_t(y)].name;
+  c.g.tensors[size_t(c.g.ops[0].inputs[2])].name = yname + "/0";
+  const int z = c.Tensor("z", {S, 301});
+  c.Op("fc/0", ir::OpType::Silu, {y}, {z});
+  c.g.outputs.push_back(z);
   const uint64_t range = linear::PackedLinearBytes(ir::Scheme::Q4GSW, 192, 96, 32);
   ir::Graph g = c.g;
   ASSERT_FALSE(SplitWideLinears(&g, range).empty());
-  std::set<std::string> names;
+  std::set<std::string> names, op_names;
   for (const ir::Tensor& t : g.tensors) EXPECT_TRUE(names.insert(t.name).second) << "tensor name twice: " << t.name;
-  EXPECT_EQ(g.tensors[size_t(g.ops[0].outputs[0])].name, c.g.tensors[size_t(fc.outputs[0])].name + "/0'");
+  for (const ir::Op& op : g.ops) EXPECT_TRUE(op_names.insert(op.name).second) << "op name twice: " << op.name;
+  EXPECT_EQ(g.tensors[size_t(g.ops[0].outputs[0])].name, yname + "/0'");
+  EXPECT_EQ(g.ops[0].name, "fc/0'");
   EXPECT_EQ(g.tensors[size_t(g.ops[1].inputs[1])].name, wname + "/1");
   EXPECT_EQ(g.ops[1].name, "fc/1");
-  // It compiles (the split graph verifies) and computes the linear.
+  // It compiles (the split graph verifies) and computes the linear and the silu after it.
   auto bundle = CompileForRange(c, range);
   ASSERT_TRUE(bundle.ok()) << bundle.error().message;
-  EXPECT_EQ(BundleShape(*bundle, "fc").parts, 2);
+  EXPECT_EQ(BundleShape(*bundle, "fc").parts, 3);  // fc/0', fc/1 and the silu fc/0
   combos::RunAndCheck(c, *bundle, {});
   gpu_test::ExpectNoValidationMessages("split with names taken");
 }
