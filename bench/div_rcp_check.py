@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-# The check behind div_rn_rcp (bench/patches/div-rcp.patch, neutral, not kept: bench/RESULTS.md 2026-12-02
-# session 16): div_rn's
-# significand quotient and remainder with both divisions by float(mb) replaced by products with
-# rmb = 1 / float(mb), the device's reciprocal modelled as the correctly rounded one moved by -3..3
-# ulps (Vulkan allows 2.5), on every significand mb (two random ma each) and 24 million random
-# pairs, against exact integer division. /usr/bin/python3 bench/div_rcp_check.py (0 wrong; ~1 min)
+# The check behind div_rn_rcp (bench/patches/div-rcp.patch, neutral, not kept: bench/RESULTS.md
+# 2026-12-02 session 16): div_rn's significand quotient and remainder with both divisions by
+# float(mb) replaced by products with rmb = 1 / float(mb), the device's reciprocal modelled as the
+# correctly rounded one moved by -3..3 ulps (Vulkan allows 2.5), on every significand mb (two
+# random ma each) and 24 million random pairs, against exact integer division.
+# /usr/bin/python3 bench/div_rcp_check.py (0 wrong, exit status 0; ~1 min)
 import numpy as np
 rng = np.random.default_rng(3)
 mb_all = np.arange(1 << 23, 1 << 24, dtype=np.int64)
@@ -31,3 +31,4 @@ for trial in range(6):
         bad += n
         print(f"trial {trial} skew {skew:+d}: {mb.size} quotients, wrong {n}, max |q0 err| {int(np.max(np.abs(((est * np.float32(16777216.0)).astype(np.int64)) - qt)))}")
 print("wrong:", bad)
+raise SystemExit(1 if bad else 0)
