@@ -1,8 +1,10 @@
 set -u
-# One device call (issue 15 target 1c, the fp16 cooperative matrix at M = 512): float x q4gsw g32
+# Device call (issue 15 target 1c, the fp16 cooperative matrix at M = 512): float x q4gsw g32
 # with --allow-fp16 per --coopmat-tile WMxWNxTMxTNxBKWxSTAGES, each tile reference-checked on a
 # ragged layer first (bench/coopmat_sweep.sh), then the driver's registers per invocation for each
 # tile (bench --pipeline-stats). SHAPES (K x N), TILES override; BIN the binary (default .dev/x/vkqc).
+# Session 17 (bench/RESULTS.md): call 1 as it stands, call 2 with TILES="4x4x2x2x16x2 4x4x2x2x8x2
+# 4x4x2x2x32x1 4x2x2x2x16x2 2x4x2x2x16x2 8x2x2x2x16x2 2x8x2x2x16x2 4x4x1x2x16x2 4x4x2x1x16x2".
 source bench/device_env.sh
 device_setup .dev/x/vkqc
 BIN=${BIN:-.dev/x/vkqc}
