@@ -28,3 +28,12 @@ device_suite() {
   VKQC_TEST_PROFILE=$P timeout 420 .dev/x/vkqc_gpu_tests > $OUT/tests.log 2>&1
   echo "rc=$?"; grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests ran|Failure' $OUT/tests.log | head -12
 }
+
+# whole BIN BUNDLE LABEL [bench flags...]: one `vkqc bench` of BUNDLE by .dev/x/BIN without per-layer
+# timestamps, printed as "LABEL: <the whole-program line>" (its output in /tmp/whole.txt).
+whole() {
+  local bin=$1 bundle=$2 label=$3
+  shift 3
+  timeout 60 .dev/x/$bin bench "$bundle" "$@" > /tmp/whole.txt 2>&1
+  echo "$label: $(grep 'whole program' /tmp/whole.txt | head -1 | sed 's/whole program without per-layer timestamps//')"
+}

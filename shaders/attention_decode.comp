@@ -48,6 +48,17 @@ const uint TPK = WG / BK;           // invocations per key in the score phase
 const uint DS = D / TPK;            // dims each of them reads (even)
 const uint HD = D / 2;
 const uint OPT = (QV * D + WG - 1) / WG;  // outputs (virtual query, dim) per invocation
+// The PV step by key slices (PVS): invocation t takes word t % HD (two dims) of every virtual
+// query over slice t / HD of a block's keys, its partial sums kept across blocks (the correction
+// is linear) and the KS slices added once, after the last block, through vs. Each block's serial
+// chain is then BK / KS keys of QV vec2 multiply-adds from one value load per key, instead of BK
+// keys of OPT scalar ones from a value and a probability load each. Where the slices are whole
+// (HD divides the workgroup, KS divides BK) and their sums fit in vs; else one (query, dim) per
+// invocation and r over the whole block.
+const uint KS = HD > 0u && WG % HD == 0u ? WG / HD : 0u;
+const bool PVS = QV <= 4u && KS > 1u && BK % KS == 0u && BK * (HD + VKQC_VS_PAD) >= KS * QV * HD;
+const uint KPS = PVS ? BK / KS : 1u;  // keys per slice
+const uint PQ = PVS ? QV : 1u;         // partial sums (vec2) per invocation
 const uint NPT = (ROWS * D + WG - 1) / WG;  // new-row values per invocation
 
 #ifdef VKQC_ROPE
@@ -278,6 +289,9 @@ void main() {
 
   float acc[OPT];
   [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] = 0.0;
+  vec2 pacc[PQ];  // PVS: word pw of query g over key slice ps
+  [[unroll]] for (uint g = 0; g < PQ; ++g) pacc[g] = vec2(0.0);
+  const uint pw = PVS ? tid % HD : 0u, ps = PVS ? tid / HD : 0u;
   const uint kk = tid / TPK, j = tid % TPK;
   // The key's word (pair of dims) that is an invocation's i-th: its run of DS / 2 words. (The TPK
   // invocations of a key taking turns by vectors instead, so that a load's lane pairs share a
@@ -443,17 +457,41 @@ void main() {
       lrow[tid] = lrow[tid] * crow[tid] + sum;
     }
 #endif
-    // 4. acc = acc * correction + sum_c p_c v_c, one (virtual query, dim) per invocation and r.
-    [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] *= crow[min((tid + r * WG) / D, QV - 1u)];
-    const uint n = min(BK, end - kb);
-    for (uint c = 0; c < n; ++c) {
-      [[unroll]] for (uint r = 0; r < OPT; ++r) {
-        const uint o = tid + r * WG, g = min(o / D, QV - 1u), d = o % D;
-        const vec2 vv = vs[c * HDP + d / 2u];
-        acc[r] += sc[g * BK + c] * ((d & 1u) != 0u ? vv.y : vv.x);
+    // 4. acc = acc * correction + sum_c p_c v_c. PVS: over this invocation's key slice, every
+    // key of it (past the split's end or a row's causal limit p_c is 0 and the value row 0).
+    // Else one (virtual query, dim) per invocation and r, the block's keys up to the split's end.
+    if (PVS) {
+      [[unroll]] for (uint g = 0; g < PQ; ++g) pacc[g] *= crow[g];
+      [[unroll]] for (uint i = 0; i < KPS; ++i) {
+        const uint c = ps * KPS + i;
+        const vec2 vv = vs[c * HDP + pw];
+        [[unroll]] for (uint g = 0; g < PQ; ++g) pacc[g] += sc[g * BK + c] * vv;
+      }
+    } else {
+      [[unroll]] for (uint r = 0; r < OPT; ++r) acc[r] *= crow[min((tid + r * WG) / D, QV - 1u)];
+      const uint n = min(BK, end - kb);
+      for (uint c = 0; c < n; ++c) {
+        [[unroll]] for (uint r = 0; r < OPT; ++r) {
+          const uint o = tid + r * WG, g = min(o / D, QV - 1u), d = o % D;
+          const vec2 vv = vs[c * HDP + d / 2u];
+          acc[r] += sc[g * BK + c] * ((d & 1u) != 0u ? vv.y : vv.x);
+        }
       }
     }
     barrier();
+  }
+  if (PVS) {  // the slices' sums, through vs (free after the last block's barrier)
+    [[unroll]] for (uint g = 0; g < PQ; ++g) vs[(ps * QV + g) * HD + pw] = pacc[g];
+    barrier();
+    [[unroll]] for (uint r = 0; r < OPT; ++r) {
+      const uint o = min(tid + r * WG, QV * D - 1u), g = o / D, d = o % D;
+      float a = 0.0;
+      [[unroll]] for (uint t = 0; t < KS; ++t) {
+        const vec2 x = vs[(t * QV + g) * HD + d / 2u];
+        a += (d & 1u) != 0u ? x.y : x.x;
+      }
+      acc[r] = a;
+    }
   }
 
   if (nact == 1u) {  // the only split: the normalized output
