@@ -48,15 +48,15 @@ const uint TPK = WG / BK;           // invocations per key in the score phase
 const uint DS = D / TPK;            // dims each of them reads (even)
 const uint HD = D / 2;
 const uint OPT = (QV * D + WG - 1) / WG;  // outputs (virtual query, dim) per invocation
-// The PV step by key slices (PVS): invocation t takes word t % HD (two dims) of every virtual
-// query over slice t / HD of a block's keys, its partial sums kept across blocks (the correction
-// is linear) and the KS slices added once, after the last block, through vs. Each block's serial
-// chain is then BK / KS keys of QV vec2 multiply-adds from one value load per key, instead of BK
-// keys of OPT scalar ones from a value and a probability load each. Where the slices are whole
-// (HD divides the workgroup, KS divides BK) and their sums fit in vs; else one (query, dim) per
-// invocation and r over the whole block.
-const uint KS = HD > 0u && WG % HD == 0u ? WG / HD : 0u;
-const bool PVS = QV <= 4u && KS > 1u && BK % KS == 0u && BK * (HD + VKQC_VS_PAD) >= KS * QV * HD;
+// The PV step by KS = VKQC_PV_SLICES key slices (PVS; attention::DecodePvSlices says where):
+// invocation t takes word t % HD (two dims) of every virtual query over slice t / HD of a block's
+// keys, its partial sums kept across blocks (the correction is linear) and the KS slices added
+// once, after the last block, through vs. Each block's serial chain is then BK / KS keys of QV
+// vec2 multiply-adds from one value load per key, instead of BK keys of OPT scalar ones from a
+// value and a probability load each. Without it (0): one (query, dim) per invocation and r over
+// the whole block.
+const uint KS = VKQC_PV_SLICES;
+const bool PVS = KS > 1u;
 const uint KPS = PVS ? BK / KS : 1u;  // keys per slice
 const uint PQ = PVS ? QV : 1u;         // partial sums (vec2) per invocation
 const uint NPT = (ROWS * D + WG - 1) / WG;  // new-row values per invocation

@@ -344,6 +344,14 @@ void CheckAttention(const AttnCase& c, std::map<std::string, int>* variants) {
         EXPECT_EQ(reason.find("in one subgroup") != std::string::npos, sg) << reason;
         ++(*variants)[!vec ? "path:scalar" : c.f16 ? "path:vec_f16" : "path:vec_f32"];
         ++(*variants)[sg ? "path:subgroup" : "path:trees"];
+        // The PV step by key slices (DecodePvSlices): 128 / (head_dim / 2) slices dividing the block.
+        const size_t pv = detail.find("PV by ");
+        if (pv != std::string::npos) {
+          const uint32_t ks = uint32_t(std::stoul(detail.substr(pv + 6)));
+          EXPECT_EQ(ks, 128u / uint32_t(c.d / 2)) << detail;
+          EXPECT_EQ(bk % ks, 0u) << detail;
+        }
+        ++(*variants)[pv != std::string::npos ? "path:pv_slices" : "path:pv_whole"];
         // The target's chunks on a CPU device: at most kDecodeCpuMaxSplits (here exactly, the
         // cases' caches being long enough).
         if (c.max_splits == 0 && HasQuirk(*p, "cpu_device")) {
@@ -562,7 +570,8 @@ TEST(Decoder, DecodeAttentionMatchesReference) {
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
   EXPECT_GT(variants["attention_decode_kvf32"], 0);
-  for (const char* path : {"path:vec_f16", "path:vec_f32", "path:scalar", "path:subgroup", "path:trees"})
+  for (const char* path : {"path:vec_f16", "path:vec_f32", "path:scalar", "path:subgroup", "path:trees",
+                           "path:pv_slices", "path:pv_whole"})
     EXPECT_GT(variants[path], 0) << path;
   auto p = LoadProfile(gpu_test::TestProfile());
   ASSERT_TRUE(p.ok());
@@ -621,7 +630,8 @@ TEST(Decoder, MultiRowDecodeAttentionMatchesReference) {
   for (const AttnCase& c : cases) CheckAttention(c, &variants);
   EXPECT_GT(variants["attention_decode_kvf16"], 0);
   EXPECT_GT(variants["attention_decode_kvf32"], 0);
-  for (const char* path : {"path:vec_f16", "path:vec_f32", "path:scalar", "path:subgroup", "path:trees"})
+  for (const char* path : {"path:vec_f16", "path:vec_f32", "path:scalar", "path:subgroup", "path:trees",
+                           "path:pv_slices", "path:pv_whole"})
     EXPECT_GT(variants[path], 0) << path;
 }
 

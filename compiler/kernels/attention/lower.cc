@@ -144,6 +144,14 @@ bool DecodeVecLoads(uint32_t head_dim, uint32_t bk, bool f16_cache) {
   return words % per_vec == 0;
 }
 
+uint32_t DecodePvSlices(uint32_t head_dim, uint32_t bk, uint32_t queries, bool pad) {
+  const uint32_t hd = head_dim / 2;
+  if (hd == 0 || 128 % hd != 0 || queries > 4) return 0;
+  const uint32_t ks = 128 / hd;
+  if (ks < 2 || bk % ks != 0 || bk * (hd + (pad ? 1 : 0)) < ks * queries * hd) return 0;
+  return ks;
+}
+
 uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,
                          const CompileOptions& options) {
   if (options.attention == CompileOptions::AttentionKernel::Rows) return 0;
@@ -196,6 +204,8 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
   if (f16 && c.f16_unpack) defs.push_back("VKQC_F16_UNPACK");
   const bool vec_loads = DecodeVecLoads(uint32_t(a.head_dim), c.bk, f16);
   if (vec_loads) defs.push_back("VKQC_VEC_LOADS");
+  const uint32_t pv_slices = DecodePvSlices(uint32_t(a.head_dim), c.bk, g * c.group_rows, c.pad);
+  defs.push_back("VKQC_PV_SLICES=" + std::to_string(pv_slices));
   // The online softmax and the combine per query in one subgroup (one barrier instead of five / four).
   if (ctx.profile().subgroup_arithmetic_compute) defs.push_back("VKQC_SUBGROUP");
   if (rq >= 0) defs.push_back("VKQC_ROPE");
@@ -250,7 +260,8 @@ void LowerDecode(kernels::LowerContext& ctx, size_t i, const DecodeChoice& c, ui
               (!f16              ? ""
                : c.f16_unpack ? ", f16 cache words by unpackHalf2x16"
                               : ", f16 cache words by integer decode (cpu_device)") +
-              (vec_loads ? ", 16-byte cache loads" : "");
+              (vec_loads ? ", 16-byte cache loads" : "") +
+              (pv_slices ? ", PV by " + std::to_string(pv_slices) + " key slices" : "");
 }
 
 Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {

@@ -74,6 +74,12 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
 // invocation's words of a key (head_dim / (2 * 128 / bk)) are whole vectors of 4 words (f16
 // pairs) or 2 (f32 pairs).
 bool DecodeVecLoads(uint32_t head_dim, uint32_t bk, bool f16_cache);
+// Key slices of the decode kernel's PV step (VKQC_PV_SLICES; 0: none): invocation t takes word
+// t % (head_dim / 2) of every one of the workgroup's `queries` (at most 4) over slice
+// t / (head_dim / 2) of a block's keys, and the slices' sums are added once, after the last block,
+// in the values' shared rows. Where head_dim / 2 divides the workgroup of 128 into at least 2
+// slices, the slices divide the block, and the sums fit (`pad`: the rows' padding pair).
+uint32_t DecodePvSlices(uint32_t head_dim, uint32_t bk, uint32_t queries, bool pad);
 // Bytes of the sync state the graph's attention ops need on this target (0: none takes the decode
 // kernel; `--force-attention rows`: none).
 uint64_t DecodeSyncBytes(const ir::Graph& g, const FusePlan& fuse, const TargetProfile& profile,

@@ -173,6 +173,21 @@ TEST(AttentionSelect, DecodeKernelVectorLoads) {
   EXPECT_FALSE(attention::DecodeVecLoads(2, 128, false));  // 1 word
 }
 
+// The PV step by key slices: head_dim / 2 words divide the workgroup of 128 into at least 2
+// slices that divide the block, at most 4 queries, the slices' sums within the values' rows.
+TEST(AttentionSelect, DecodeKernelPvSlices) {
+  EXPECT_EQ(attention::DecodePvSlices(64, 64, 4, true), 4u);    // the 1b example: 16 keys a slice
+  EXPECT_EQ(attention::DecodePvSlices(64, 32, 4, true), 4u);    // android-16's blocks of 32
+  EXPECT_EQ(attention::DecodePvSlices(128, 64, 2, false), 2u);  // head_dim 128: 2 slices
+  EXPECT_EQ(attention::DecodePvSlices(64, 64, 8, true), 0u);    // 8 queries (rows x heads)
+  EXPECT_EQ(attention::DecodePvSlices(256, 64, 1, true), 0u);   // one slice of 128 words
+  EXPECT_EQ(attention::DecodePvSlices(96, 64, 3, true), 0u);    // 48 words do not divide 128
+  EXPECT_EQ(attention::DecodePvSlices(6, 128, 2, true), 0u);    // 3 words
+  EXPECT_EQ(attention::DecodePvSlices(4, 64, 2, true), 0u);     // 64 slices: 64 x 2 x 2 > 64 x 3
+  EXPECT_EQ(attention::DecodePvSlices(4, 64, 1, true), 64u);    // 64 x 1 x 2 <= 64 x 3
+  EXPECT_EQ(attention::DecodePvSlices(2, 128, 1, false), 128u);  // head_dim 2: one key a slice
+}
+
 TEST(RopeTable, DoublePrecisionAnglesAndLlama3Scaling) {
   ir::RopeAttrs a;
   a.head_dim = 64;
