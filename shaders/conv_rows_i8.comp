@@ -272,10 +272,15 @@ void main() {
   const uint NW = (N + 3u) / 4u, t = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x;
   const uint slices = (NW + NS - 1u) / NS, g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   const uint m0 = (g / slices) * P, w0 = (g % slices) * NS;
-  // 1. The depthwise outputs of the workgroup's rows, once each.
-  for (uint jj = t; jj < P * KU * 4u; jj += WG) {
-    const uint p = jj / (KU * 4u), q = jj % (KU * 4u);
-    xs[p * KU + q / 4u][q % 4u] = dw_word(min(m0 + p, M - 1u), q);
+  // 1. The depthwise outputs of the workgroup's rows, once each: a constant number of rounds (the
+  // last one clamped, its extra words not stored), so that every round's taps are loaded together
+  // rather than one round's after the other's.
+  const uint XW = P * KU * 4u, ROUNDS = (XW + WG - 1u) / WG;
+  for (uint r = 0u; r < ROUNDS; ++r) {
+    const uint jj = t + r * WG, jc = min(jj, XW - 1u);
+    const uint p = jc / (KU * 4u), q = jc % (KU * 4u);
+    const uint word = dw_word(min(m0 + p, M - 1u), q);
+    if (jj < XW) xs[p * KU + q / 4u][q % 4u] = word;
   }
   barrier();
   // 2. One output word per L lanes (P * NS * L <= the workgroup).
