@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Device call of 2026-12-07: the stem's rows gathered once per workgroup (VKQC_GATHER_TILE) and
-# the decode attention's PV step by key slices (PVS), against the previous main's binary
+# Device call of 2026-12-07: the stem's rows gathered once per workgroup (VKQC_GATHER_TILE), the
+# depthwise phase of the depthwise + pointwise kernel in constant rounds, and the decode
+# attention's PV step by key slices (VKQC_PV_SLICES), against the previous main's binary
 # (vkqc_old) on the same machine. Carry .gl and .dev (.dev/bin.tar.xz: vkqc_old, vkqc,
 # vkqc_gpu_tests). First the GPU tests that run both with the probed profile and validation on,
 # then each program checked against the CPU reference, then two alternating rounds of timings.
@@ -11,7 +12,7 @@ source bench/device_env.sh
 PROBE=1 device_setup .dev/x/vkqc
 t "GPU tests (probed profile, validation on)"
 VKQC_TEST_PROFILE=$P timeout 300 .dev/x/vkqc_gpu_tests \
-  --gtest_filter='Conv2d.RowsKernelMatchesReference:Cnn*:Decoder.*DecodeAttention*:RowFusion.*' > $OUT/tests.log 2>&1
+  --gtest_filter='Conv2d.*:Cnn*:Decoder.*DecodeAttention*:RowFusion.*' > $OUT/tests.log 2>&1
 echo "rc=$?"; grep -E '^\[  (PASSED|FAILED|SKIPPED)|Failure' $OUT/tests.log | head
 python3 examples/mobilenetv2/make_example.py /tmp/cnn > /dev/null || exit 1
 python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
@@ -34,8 +35,11 @@ done
 t "per layer (timestamps)"
 for b in vkqc_old vkqc; do
   timeout 60 .dev/x/$b bench /tmp/cnn_$b.vkqb --min-ms 1000 > $OUT/cnn_layers_$b.txt 2>&1
-  grep -E "^ *conv1 |^ *conv3 " $OUT/cnn_layers_$b.txt | sed "s/^/$b /"
   timeout 60 .dev/x/$b bench /tmp/1b_$b.vkqb --tokens 1 --position 128 --min-ms 300 > $OUT/1b_layers_$b.txt 2>&1
   grep -E "layers.3.attention " $OUT/1b_layers_$b.txt | sed "s/^/$b /"
 done
+echo "CNN per layer (µs with timestamps): layer old new"
+join <(awk '$1 ~ /^(conv|pool|fc|classifier)/ {print $1, $3}' $OUT/cnn_layers_vkqc_old.txt | sort) \
+     <(awk '$1 ~ /^(conv|pool|fc|classifier)/ {print $1, $3}' $OUT/cnn_layers_vkqc.txt | sort) | sort -V | awk '$2 > 0 || $3 > 0' | tr '\n' ';'
+echo
 t done
