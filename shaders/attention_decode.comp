@@ -58,7 +58,7 @@ const uint OPT = (QV * D + WG - 1) / WG;  // outputs (virtual query, dim) per in
 const uint KS = VKQC_PV_SLICES;
 const bool PVS = KS > 1u;
 const uint KPS = PVS ? BK / KS : 1u;  // keys per slice
-const uint PQ = PVS ? QV : 1u;         // partial sums (vec2) per invocation
+const uint PQ = PVS ? QV : 1u;         // partial sums (vec2) per invocation (QV <= 8)
 const uint NPT = (ROWS * D + WG - 1) / WG;  // new-row values per invocation
 
 #ifdef VKQC_ROPE

@@ -29,10 +29,6 @@
 // consecutive output words gathers the row's K bytes once (im2col_i8.comp's bytes: the input zero
 // point for padded taps; with VKQC_GATHER_F32 each tap of the float input quantized as
 // VKQC_IM2COL_Q does) into registers, then computes its words from them. One lane.
-// VKQC_GATHER_TILE (GPUs): a workgroup takes GP consecutive rows; its invocations first gather
-// the rows' K bytes into shared memory, a word (4 taps) each, then compute the GP x ceil(N/4)
-// output words from there, so each tap is loaded and quantized once per workgroup instead of
-// once per output word.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glslh"
 
@@ -92,10 +88,6 @@ layout(constant_id = 23) const uint GDW = 1;
 layout(constant_id = 24) const uint GOH = 1;   // output height and width,
 layout(constant_id = 25) const uint GOW = 1;
 layout(constant_id = 26) const uint GWPI = 1;  // output words per invocation
-#ifdef VKQC_GATHER_TILE
-layout(constant_id = 27) const uint GP = 1;    // rows (pixels) per workgroup
-shared uvec4 gx[GP * 4u];                      // their K bytes (KU <= 4 units each)
-#endif
 #ifdef VKQC_GATHER_F32
 layout(std430, binding = 0) readonly buffer XF { float xf[]; };
 #else
@@ -272,15 +264,10 @@ void main() {
   const uint NW = (N + 3u) / 4u, t = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x;
   const uint slices = (NW + NS - 1u) / NS, g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   const uint m0 = (g / slices) * P, w0 = (g % slices) * NS;
-  // 1. The depthwise outputs of the workgroup's rows, once each: a constant number of rounds (the
-  // last one clamped, its extra words not stored), so that every round's taps are loaded together
-  // rather than one round's after the other's.
-  const uint XW = P * KU * 4u, ROUNDS = (XW + WG - 1u) / WG;
-  for (uint r = 0u; r < ROUNDS; ++r) {
-    const uint jj = t + r * WG, jc = min(jj, XW - 1u);
-    const uint p = jc / (KU * 4u), q = jc % (KU * 4u);
-    const uint word = dw_word(min(m0 + p, M - 1u), q);
-    if (jj < XW) xs[p * KU + q / 4u][q % 4u] = word;
+  // 1. The depthwise outputs of the workgroup's rows, once each.
+  for (uint jj = t; jj < P * KU * 4u; jj += WG) {
+    const uint p = jj / (KU * 4u), q = jj % (KU * 4u);
+    xs[p * KU + q / 4u][q % 4u] = dw_word(min(m0 + p, M - 1u), q);
   }
   barrier();
   // 2. One output word per L lanes (P * NS * L <= the workgroup).
@@ -366,41 +353,6 @@ uint gather_byte(uint m, uint k) {
   return in_image ? b : uint(pc.act_zero_point) & 0xFFu;
 }
 
-#ifdef VKQC_GATHER_TILE
-uint gather_word(uint m, uint q) {  // word q (bytes 4q .. 4q + 3) of row m
-  const uint k = q * 4u;
-  return gather_byte(m, k) | (gather_byte(m, k + 1u) << 8) | (gather_byte(m, k + 2u) << 16) |
-         (gather_byte(m, k + 3u) << 24);
-}
-
-void main() {
-  const uint NW = (N + 3u) / 4u, t = gl_LocalInvocationID.x, WG = gl_WorkGroupSize.x;
-  const uint m0 = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * GP;
-  // 1. The rows' K bytes, a word per invocation and round (rows past M clamped: not written below).
-  for (uint jj = t; jj < GP * KU * 4u; jj += WG) {
-    const uint p = jj / (KU * 4u), q = jj % (KU * 4u);
-    gx[p * KU + q / 4u][q % 4u] = gather_word(min(m0 + p, M - 1u), q);
-  }
-  barrier();
-  // 2. The output words, one per invocation and round.
-  for (uint o = t; o < GP * NW; o += WG) {
-    const uint p = o / NW, w4 = o % NW, m = m0 + p;
-    if (m >= M) break;  // o only grows
-    const uvec4 n = min(uvec4(w4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(N - 1u));
-    ivec4 wsum;
-    vec4 sw, bias;
-    channel_constants(n, wsum, sw, bias);
-    ivec4 acc = ivec4(0);
-    [[unroll]] for (uint u = 0u; u < 4u; ++u)
-      if (u < KU) {
-        const uvec4 xu = gx[p * KU + u];
-        acc += ivec4(dot16(xu, cw4[n.x * (KW / 4u) + u]), dot16(xu, cw4[n.y * (KW / 4u) + u]),
-                     dot16(xu, cw4[n.z * (KW / 4u) + u]), dot16(xu, cw4[n.w * (KW / 4u) + u]));
-      }
-    finish_row(m, w4, acc, wsum, sw, bias);
-  }
-}
-#else
 void main() {
   const uint NW = (N + 3u) / 4u, chunks = (NW + GWPI - 1u) / GWPI;
   const uint i = gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x) + gl_GlobalInvocationID.x;
@@ -431,7 +383,6 @@ void main() {
     finish_row(m, w4, acc, wsum, sw, bias);
   }
 }
-#endif
 #else
 void main() {
   const uint NW = (N + 3u) / 4u;

@@ -13,7 +13,6 @@
 #include "gpu_fixture.h"
 #include "reference/reference.h"
 #include "compiler/graph/synthetic.h"
-#include "schema/bundle_generated.h"
 
 namespace vkqc {
 namespace {
@@ -133,13 +132,6 @@ void CheckConv(const ConvCase& cc, linear::Accum accum, uint32_t seed, const Con
   // The rows kernel gathers an im2col'd layer's rows itself where K fits its registers.
   if (rows && variant.rfind("conv2d_im2col_", 0) == 0) {
     EXPECT_EQ(variant.find("_gather") != std::string::npos, cc.k * cc.k * cc.c <= conv::kGatherMaxK) << variant;
-    // GPU profiles gather a workgroup's rows once into shared memory (VKQC_GATHER_TILE); CPU
-    // devices' invocations gather their own rows. Read from the bundle's reason for the layer.
-    if (variant.find("_gather") != std::string::npos) {
-      const auto* layer = fb::bundle::GetBundle(bundle->data() + 4)->programs()->Get(0)->layers()->Get(0);
-      const bool tiled = layer->reason()->str().find("gathered once into shared memory") != std::string::npos;
-      EXPECT_EQ(tiled, !HasQuirk(*profile, "cpu_device")) << layer->reason()->str();
-    }
   }
   auto want = ref::RunGraphDetailed(g, {{"x", xf}}, {});
   ASSERT_TRUE(want.ok()) << want.error().message;
@@ -229,9 +221,7 @@ TEST(Conv2d, MatchesReferenceDirectAndIm2colForced) {
 // output word) and on android-16 (lanes splitting K: up to 32 at K = 1000): 1, 3, 17 and 70 rows, K
 // of 13 to 1000 (not multiples of 16), 7 to 83 output channels (not multiples of 4), and 12769 rows
 // (4 rows per invocation, 12769 = 4 * 3192 + 1: the last invocation has one); im2col'd layers with
-// K <= 64 have their rows gathered by the kernel (VKQC_GATHER, float inputs quantized per tap; on
-// android-16, a GPU profile, a workgroup's rows once into shared memory: VKQC_GATHER_TILE, 6 rows
-// of 21 words a workgroup at 83 channels, rows past M in the last workgroup).
+// K <= 64 have their rows gathered by the kernel (VKQC_GATHER, float inputs quantized per tap).
 TEST(Conv2d, RowsKernelMatchesReference) {
   const ConvCase cases[] = {
       // n, h, w, c, cout, k, stride, dilation, pad, depthwise, groups, x_int8, out_q8, act
@@ -244,8 +234,8 @@ TEST(Conv2d, RowsKernelMatchesReference) {
       {1, 113, 113, 24, 48, 1, 1, 1, 0, false, 1, true, true, ir::Activation::Relu6},  // 4 rows per invocation
       {1, 113, 113, 16, 83, 1, 1, 1, 0, false, 1, true, false, ir::Activation::None},
       // gathered by the kernel (K <= 64): int8 input with stride, dilation and padding; K = 64
-      // exactly; K = 72 (im2col); 12544 rows x 21 words (android-16: 6 rows a workgroup, the last
-      // workgroup 4)
+      // exactly; K = 72 (im2col); 12544 rows x 21 words (android-16: 6 words per invocation, the
+      // last of each row's 4 invocations 3)
       {1, 13, 11, 5, 30, 3, 2, 2, 2, false, 1, true, true, ir::Activation::Relu},
       {2, 9, 9, 7, 83, 3, 1, 1, 1, false, 1, false, false, ir::Activation::None},
       {1, 10, 10, 4, 9, 4, 1, 1, 2, false, 1, true, true, ir::Activation::None},

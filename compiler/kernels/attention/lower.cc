@@ -146,7 +146,7 @@ bool DecodeVecLoads(uint32_t head_dim, uint32_t bk, bool f16_cache) {
 
 uint32_t DecodePvSlices(uint32_t head_dim, uint32_t bk, uint32_t queries, bool pad) {
   const uint32_t hd = head_dim / 2;
-  if (hd == 0 || 128 % hd != 0 || queries > 4) return 0;
+  if (hd == 0 || 128 % hd != 0 || queries > 8) return 0;
   const uint32_t ks = 128 / hd;
   if (ks < 2 || bk % ks != 0 || bk * (hd + (pad ? 1 : 0)) < ks * queries * hd) return 0;
   return ks;

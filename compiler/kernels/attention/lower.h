@@ -75,7 +75,7 @@ DecodeChoice SelectDecodeAttention(int64_t heads, int64_t kv_heads, int64_t head
 // pairs) or 2 (f32 pairs).
 bool DecodeVecLoads(uint32_t head_dim, uint32_t bk, bool f16_cache);
 // Key slices of the decode kernel's PV step (VKQC_PV_SLICES; 0: none): invocation t takes word
-// t % (head_dim / 2) of every one of the workgroup's `queries` (at most 4) over slice
+// t % (head_dim / 2) of every one of the workgroup's `queries` (at most 8) over slice
 // t / (head_dim / 2) of a block's keys, and the slices' sums are added once, after the last block,
 // in the values' shared rows. Where head_dim / 2 divides the workgroup of 128 into at least 2
 // slices, the slices divide the block, and the sums fit (`pad`: the rows' padding pair).

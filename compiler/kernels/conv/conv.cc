@@ -151,7 +151,6 @@ linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p) 
   if (dw) d.shader.defines.push_back("VKQC_DWPW");
   if (gather) d.shader.defines.push_back("VKQC_GATHER");
   if (gather && gather->quantize) d.shader.defines.push_back("VKQC_GATHER_F32");
-  if (gather && gather->tile) d.shader.defines.push_back("VKQC_GATHER_TILE");
   if (pool) d.shader.defines.push_back("VKQC_POOL");
   if (l.int_dot) d.shader.defines.push_back("VKQC_INT_DOT");
   if (l.out_q8) d.shader.defines.push_back("VKQC_OUT_Q8");
@@ -194,15 +193,7 @@ linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p) 
                           uint32_t(g.kw), uint32_t(g.sh), uint32_t(g.sw), uint32_t(g.pt),        uint32_t(g.pl),
                           uint32_t(g.dh), uint32_t(g.dw), uint32_t(g.oh), uint32_t(g.ow),        gather->words};
     for (uint32_t i = 0; i < 15; ++i) d.spec.push_back({12 + i, v[i]});
-    if (gather->tile) {
-      d.spec.push_back({27, gather->tile});
-      d.shared_memory_bytes += gather->tile * 4 * 16;  // gx: KU <= 4 units per row
-      linear::SplitGroups((uint64_t(m) + gather->tile - 1) / gather->tile, p.max_compute_work_group_count[0],
-                          d.group_count);
-      d.group_count[2] = 1;
-    } else {
-      Grid(uint64_t(m) * ((words + gather->words - 1) / gather->words), p, d);
-    }
+    Grid(uint64_t(m) * ((words + gather->words - 1) / gather->words), p, d);
   } else {
     Grid(uint64_t((m + rpt - 1) / rpt) * words * lanes, p, d);
   }

@@ -116,9 +116,6 @@ struct GatherInput {
   ConvGeometry geometry;
   bool quantize = false;
   uint32_t words = 1;
-  // Rows per workgroup gathered once into shared memory (VKQC_GATHER_TILE); 0: each invocation
-  // gathers its row itself (`words` output words each).
-  uint32_t tile = 0;
   std::string reason;
 };
 GatherInput SelectGather(const ConvGeometry& g, int64_t n, const RowsChoice& rows, const TargetProfile& p);

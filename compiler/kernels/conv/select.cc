@@ -107,19 +107,10 @@ GatherInput SelectGather(const ConvGeometry& g, int64_t n, const RowsChoice& row
   // where the gather is cheap and the invocation's serial chain of dot products is not (H100,
   // bench/RESULTS.md 2026-11-26 session 3: MobileNetV2's stem 10.4 us at one word, 13.6 / 14.0 /
   // 15.9 at 2 / 4 / 8).
-  // GPUs: a workgroup's rows gathered once into shared memory, a word of 4 taps per invocation,
-  // then one output word per invocation from there (each tap was loaded and quantized once per
-  // output word before: MobileNetV2's stem, 12544 rows of 27 taps x 8 words; bench/RESULTS.md
-  // 2026-12-07).
-  const bool cpu = HasQuirk(p, "cpu_device");
-  c.words = cpu ? uint32_t((n + 3) / 4) : 1;
-  c.tile = cpu ? 0 : std::max<uint32_t>(1, Workgroup(p) / uint32_t((n + 3) / 4));
+  c.words = HasQuirk(p, "cpu_device") ? uint32_t((n + 3) / 4) : 1;
   std::ostringstream why;
-  why << "; the rows gathered from the input by the kernel (K = " << g.k() << " <= " << kGatherMaxK << "), ";
-  if (c.tile)
-    why << c.tile << " row(s) per workgroup gathered once into shared memory, one output word per invocation";
-  else
-    why << c.words << " output word(s) per invocation";
+  why << "; the rows gathered from the input by the kernel (K = " << g.k() << " <= " << kGatherMaxK << "), "
+      << c.words << " output word(s) per invocation";
   c.reason = why.str();
   return c;
 }

@@ -179,7 +179,9 @@ TEST(AttentionSelect, DecodeKernelPvSlices) {
   EXPECT_EQ(attention::DecodePvSlices(64, 64, 4, true), 4u);    // the 1b example: 16 keys a slice
   EXPECT_EQ(attention::DecodePvSlices(64, 32, 4, true), 4u);    // android-16's blocks of 32
   EXPECT_EQ(attention::DecodePvSlices(128, 64, 2, false), 2u);  // head_dim 128: 2 slices
-  EXPECT_EQ(attention::DecodePvSlices(64, 64, 8, true), 0u);    // 8 queries (rows x heads)
+  EXPECT_EQ(attention::DecodePvSlices(64, 64, 8, true), 4u);    // 8 queries (2 rows x 4 heads)
+  EXPECT_EQ(attention::DecodePvSlices(64, 64, 16, true), 0u);   // 16 queries
+  EXPECT_EQ(attention::DecodePvSlices(64, 16, 8, true), 0u);    // 4 x 8 x 32 > 16 x 33
   EXPECT_EQ(attention::DecodePvSlices(256, 64, 1, true), 0u);   // one slice of 128 words
   EXPECT_EQ(attention::DecodePvSlices(96, 64, 3, true), 0u);    // 48 words do not divide 128
   EXPECT_EQ(attention::DecodePvSlices(6, 128, 2, true), 0u);    // 3 words
