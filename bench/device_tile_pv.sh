@@ -39,7 +39,7 @@ for b in vkqc_old vkqc; do
   grep -E "layers.3.attention " $OUT/1b_layers_$b.txt | sed "s/^/$b /"
 done
 echo "CNN per layer (µs with timestamps): layer old new"
-join <(awk '$1 ~ /^(conv|pool|fc|classifier)/ {print $1, $3}' $OUT/cnn_layers_vkqc_old.txt | sort) \
-     <(awk '$1 ~ /^(conv|pool|fc|classifier)/ {print $1, $3}' $OUT/cnn_layers_vkqc.txt | sort) | sort -V | awk '$2 > 0 || $3 > 0' | tr '\n' ';'
+join <(awk '$1 ~ /^(conv|pool|fc|classifier)/ {print $1, $3}' $OUT/cnn_layers_vkqc_old.txt | LC_ALL=C sort -k1,1) \
+     <(awk '$1 ~ /^(conv|pool|fc|classifier)/ {print $1, $3}' $OUT/cnn_layers_vkqc.txt | LC_ALL=C sort -k1,1) | sort -V | awk '$2 > 0 || $3 > 0' | tr '\n' ';'
 echo
 t done

@@ -174,7 +174,7 @@ TEST(AttentionSelect, DecodeKernelVectorLoads) {
 }
 
 // The PV step by key slices: head_dim / 2 words divide the workgroup of 128 into at least 2
-// slices that divide the block, at most 4 queries, the slices' sums within the values' rows.
+// slices that divide the block, at most 8 queries, the slices' sums within the values' rows.
 TEST(AttentionSelect, DecodeKernelPvSlices) {
   EXPECT_EQ(attention::DecodePvSlices(64, 64, 4, true), 4u);    // the 1b example: 16 keys a slice
   EXPECT_EQ(attention::DecodePvSlices(64, 32, 4, true), 4u);    // android-16's blocks of 32
