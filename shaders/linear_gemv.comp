@@ -45,11 +45,11 @@ const uint ONES = 0x01010101u;
 #endif
 
 #ifdef VKQC_SUBGROUP
-shared ACC_T red[(T / SG) * NR];
+shared ACC_T red[(T / SG) * MB * NR];  // every row's partials at once (epilogue_rows)
 #else
 shared ACC_T red[T * NR];
 #endif
-shared float outv[NR];
+shared float outv[MB * NR];
 
 ACC_T acc[MB * NR];
 #ifdef VKQC_INT_DOT
@@ -527,6 +527,70 @@ void loop_general(uint t, uint n0, uint mbase) {
 #include "linear_gemv_norm_tail.glslh"
 #endif
 
+// The output value of (row m, channel n) from its sum over the workgroup.
+float output_value(uint m, uint n, int zxm, ACC_T total) {
+#if defined(VKQC_INT_DOT) && !defined(VKQC_WG)
+  return finish(n, float(total - zxm * int(CWORD(WSUM_OFF + n))) * (act_scale(m) * weight_scale(n, 0u)));
+#elif defined(VKQC_INT_DOT)
+  return finish(n, total * act_scale(m));
+#elif defined(VKQC_WG)
+  return finish(n, total);
+#else
+  return finish(n, total * weight_scale(n, 0u));
+#endif
+}
+
+#if defined(VKQC_SUBGROUP) && !defined(VKQC_NORM_TAIL)
+// Several rows (MB > 1; the norm tail's GEMV has one): all MB x NR sums reduced at once (independent subgroupAdds), the
+// subgroups' partials in `red`, one barrier, then invocation t finishes outputs t, t + T, ...
+// (row i / NR, channel i % NR), so the rows' epilogues run side by side instead of one row after
+// another with two barriers each. The partials are added in the same order as the one-row form.
+void epilogue_rows(uint t, uint n0, uint mbase) {
+  const uint R = MB * NR;
+  for (uint i = 0u; i < R; ++i) {
+    const ACC_T s = subgroupAdd(acc[i]);
+    if (gl_SubgroupInvocationID == 0u) red[gl_SubgroupID * R + i] = s;
+  }
+  barrier();
+  for (uint i = t; i < R; i += T) {
+    ACC_T total = ACC_T(0);
+    for (uint g = 0u; g < T / SG; ++g) total += red[g * R + i];
+    const uint m = mbase + i / NR, n = n0 + i % NR;
+    if (m < M && n < N) {
+      const float v = output_value(m, n, act_zero_point(m), total);
+#if defined(VKQC_OUT_Q8) || defined(VKQC_OUT_PAIRS)
+      outv[i] = v;
+#else
+      y[m * N + n] = v;
+#endif
+    }
+  }
+#ifdef VKQC_OUT_PAIRS
+  barrier();
+  for (uint j = t; j < R / 2u; j += T) {  // pair j: row j / (NR / 2), pair j % (NR / 2) of the row
+    const uint m = mbase + j / (NR / 2u), p = j % (NR / 2u);
+    if (m < M && n0 + 2u * p < N) {
+      const float g = outv[2u * j];
+      y[m * (N / 2u) + n0 / 2u + p] = g / (1.0 + exp(-g)) * outv[2u * j + 1u];
+    }
+  }
+#endif
+#ifdef VKQC_OUT_Q8
+  barrier();
+  for (uint j = t; j < R / 4u; j += T) {  // word j: row j / (NR / 4), word j % (NR / 4) of the row
+    const uint m = mbase + j / (NR / 4u), q = j % (NR / 4u);
+    if (m < M && n0 + 4u * q < N) {
+      uint word = 0u;
+      for (uint b = 0u; b < 4u; ++b) {
+        if (n0 + 4u * q + b < N) word |= requantize(outv[4u * j + b]) << (8u * b);
+      }
+      yq[m * N4P + (n0 + 4u * q) / 4u] = word;
+    }
+  }
+#endif
+}
+#endif
+
 void main() {
   const uint t = gl_LocalInvocationID.x;
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
@@ -578,6 +642,12 @@ void main() {
   loop_general(t, n0, mbase);
 #endif
 
+#if defined(VKQC_SUBGROUP) && !defined(VKQC_NORM_TAIL)
+  if (MB > 1u) {
+    epilogue_rows(t, n0, mbase);
+    return;
+  }
+#endif
   for (uint mi = 0u; mi < MB; ++mi) {
     const uint m = mbase + mi;
     // Reduce acc[mi][*] over the workgroup into outv[r] (final values after the epilogue).
@@ -604,21 +674,17 @@ void main() {
 #endif
     const uint n = n0 + t;
     if (t < NR && m < M && n < N) {
-#if defined(VKQC_INT_DOT) && !defined(VKQC_WG)
-      const float v = float(total - zx[mi] * int(CWORD(WSUM_OFF + n))) * (act_scale(m) * weight_scale(n, 0u));
-#elif defined(VKQC_INT_DOT)
-      const float v = total * act_scale(m);
-#elif defined(VKQC_WG)
-      const float v = total;
+#ifdef VKQC_INT_DOT
+      const float v = output_value(m, n, zx[mi], total);
 #else
-      const float v = total * weight_scale(n, 0u);
+      const float v = output_value(m, n, 0, total);
 #endif
 #if defined(VKQC_OUT_Q8) || defined(VKQC_OUT_PAIRS)
-      outv[t] = finish(n, v);
+      outv[t] = v;
 #elif defined(VKQC_NORM_TAIL)
-      Y_STORE(m * N + n, finish(n, v));
+      Y_STORE(m * N + n, v);
 #else
-      y[m * N + n] = finish(n, v);
+      y[m * N + n] = v;
 #endif
     }
 #ifdef VKQC_OUT_PAIRS

@@ -46,8 +46,9 @@ uint32_t LinearChoice::SharedMemoryBytes() const {
     const uint32_t a_row = accum == Accum::IntDot ? (bk4 / 4 + 1) * 16 : (bk4 + 1) * 16;
     return ty * rm * a_row + bk4 * tx * rn * 4 + (int4 ? bk4 * tx * rn * 4 : 0) + (mins ? bk4 * tx * rn * 4 : 0);
   }
-  const uint32_t slots = subgroup_size ? threads / subgroup_size : threads;
-  return slots * nr * 4 + nr * 4;
+  // shaders/linear_gemv.comp: red (with subgroups every row's partials at once) and outv.
+  const uint32_t rows = std::max(mb, 1u);
+  return (subgroup_size ? threads / subgroup_size * nr * rows : threads * nr) * 4 + nr * rows * 4;
 }
 
 void SplitGroups(uint64_t groups, uint32_t max_x, uint32_t out[2]) {
