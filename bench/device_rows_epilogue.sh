@@ -7,9 +7,10 @@
 # reference; then two alternating rounds of the 1b's 1/2/4/8-token steps at position 128 (and the
 # 8-token step with the gate/up pair on the GEMV too: --gemv-max-m 8); per-layer timestamps of the
 # 8-token step; the decode shapes alone at M = 1..16 (device_smallm2.sh, the selection's kernel).
-# usage (on the device, repo root): bash bench/device_rows_epilogue.sh   (writes to $OUT)
+# usage (on the device, repo root): bash bench/device_rows_epilogue.sh   (writes to $OUT, the log to $OUT/log.txt)
 set -u
 export OUT
+exec > >(tee $OUT/log.txt) 2>&1  # a call killed at its limit keeps what was printed
 source bench/device_env.sh
 PROBE=1 device_setup .dev/x/vkqc
 t "GPU tests (probed profile, validation on)"

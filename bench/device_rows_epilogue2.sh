@@ -18,7 +18,7 @@ done
 t "compiled"
 for round in 1 2; do
   for n in 1 2 4 8; do
-    for b in vkqc_old vkqc; do whole $b /tmp/1b_$b.vkqb "r$round $b 1b $n token(s) at 128" --tokens $n --position 128 --min-ms 200; done
+    for b in vkqc_old vkqc; do whole $b /tmp/1b_$b.vkqb "r$round $b 1b $n token(s) at 128" --tokens $n --position 128 --min-ms 300; done
   done
 done
 t "reference"

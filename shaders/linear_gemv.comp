@@ -541,10 +541,12 @@ float output_value(uint m, uint n, int zxm, ACC_T total) {
 }
 
 #if defined(VKQC_SUBGROUP) && !defined(VKQC_NORM_TAIL)
-// Several rows (MB > 1; the norm tail's GEMV has one): all MB x NR sums reduced at once (independent subgroupAdds), the
-// subgroups' partials in `red`, one barrier, then invocation t finishes outputs t, t + T, ...
-// (row i / NR, channel i % NR), so the rows' epilogues run side by side instead of one row after
-// another with two barriers each. The partials are added in the same order as the one-row form.
+// Several rows (MB > 1; a norm tail's GEMV has one): all MB x NR sums reduced at once
+// (independent subgroupAdds), the subgroups' partials in `red`, one barrier, then invocation t
+// finishes outputs t, t + T, ... (row i / NR, channel i % NR), so the rows' epilogues run side by
+// side instead of one row after another with two barriers each (H100, the 1b example's 8-token
+// step 1832 -> 1762 us, bench/RESULTS.md 2026-12-07 session 19). The partials are added in the
+// same order as the one-row form, so the results are the same bits.
 void epilogue_rows(uint t, uint n0, uint mbase) {
   const uint R = MB * NR;
   for (uint i = 0u; i < R; ++i) {
