@@ -8,6 +8,7 @@
 #           main's against this tree's, same machine)
 #   TOKENS  the M values timed (default "1 2 4 8 16")
 #   CHECK   extra flags of the reference check (e.g. "--tolerance 0.005" for fp16 operands)
+#   TARGET  the profile compiled for (default the nvidia-hopper built-in)
 # usage (on the device, repo root): bash bench/device_smallm2.sh
 set -u
 source bench/device_env.sh
@@ -23,7 +24,7 @@ for cfg in "${layers[@]}"; do
     V=$PWD/.dev/x/$b
     for mode in "${modes[@]}"; do
       name=${mode%%:*}; flags=${mode#*:}
-      $V compile $W/g/graph.json --target nvidia-hopper --tokens $(echo 5 $TOKENS | tr ' ' ,) $flags -o $W/m.vkqb > $W/c.out 2>&1 || { echo "$cfg $b $name: $(tail -1 $W/c.out)"; continue; }
+      $V compile $W/g/graph.json --target ${TARGET:-nvidia-hopper} --tokens $(echo 5 $TOKENS | tr ' ' ,) $flags -o $W/m.vkqb > $W/c.out 2>&1 || { echo "$cfg $b $name: $(tail -1 $W/c.out)"; continue; }
       chk=$($V run $W/m.vkqb --tokens 5 --reference $W/g/graph.json ${CHECK:-} 2>&1 | grep -oE "PASS|FAIL" | head -1)
       row=""
       for t in $TOKENS; do

@@ -47,7 +47,7 @@ const uint ONES = 0x01010101u;
 #ifdef VKQC_SUBGROUP
 shared ACC_T red[(T / SG) * MB * NR];  // every row's partials at once (epilogue_rows)
 #else
-shared ACC_T red[T * NR];
+shared ACC_T red[T * MB * NR];  // every row's sums at once (epilogue_rows)
 #endif
 shared float outv[MB * NR];
 
@@ -540,25 +540,48 @@ float output_value(uint m, uint n, int zxm, ACC_T total) {
 #endif
 }
 
-#if defined(VKQC_SUBGROUP) && !defined(VKQC_NORM_TAIL)
-// Several rows (MB > 1; a norm tail's GEMV has one): all MB x NR sums reduced at once
-// (independent subgroupAdds), the subgroups' partials in `red`, one barrier, then invocation t
+#if defined(VKQC_SEVERAL_ROWS) && defined(VKQC_NORM_TAIL)
+#error "a norm tail's GEMV has one row per workgroup"
+#endif
+#ifdef VKQC_SEVERAL_ROWS
+// Several rows finished side by side (VKQC_SEVERAL_ROWS: MB > 1 where select.cc's
+// LinearChoice::rows_at_once says so; a norm tail's GEMV has one row): all MB x NR sums reduced at
+// once (independent subgroupAdds and the subgroups' partials in `red`, one barrier; without
+// subgroups one shared-memory tree over all of them, log2(T) + 1 barriers), then invocation t
 // finishes outputs t, t + T, ... (row i / NR, channel i % NR), so the rows' epilogues run side by
-// side instead of one row after another with two barriers each (H100, the 1b example's 8-token
-// step 1832 -> 1762 us, bench/RESULTS.md 2026-12-07 session 19). The partials are added in the
-// same order as the one-row form, so the results are the same bits.
+// side instead of one row after another with two (tree: log2(T) + 2) barriers each (H100, the 1b
+// example's 8-token step 1832 -> 1762 us, bench/RESULTS.md 2026-12-07 sessions 19-20). The sums
+// are added in the same order as the one-row form, so the results are the same bits.
 void epilogue_rows(uint t, uint n0, uint mbase) {
   const uint R = MB * NR;
+#ifdef VKQC_SUBGROUP
   for (uint i = 0u; i < R; ++i) {
     const ACC_T s = subgroupAdd(acc[i]);
     if (gl_SubgroupInvocationID == 0u) red[gl_SubgroupID * R + i] = s;
   }
   barrier();
+#else
+  // The shared-memory tree over all MB x NR sums at once: log2(T) + 1 barriers.
+  for (uint i = 0u; i < R; ++i) red[i * T + t] = acc[i];
+  barrier();
+  for (uint h = T / 2u; h > 0u; h >>= 1) {
+    if (t < h) {
+      for (uint i = 0u; i < R; ++i) red[i * T + t] += red[i * T + t + h];
+    }
+    barrier();
+  }
+#endif
   for (uint i = t; i < R; i += T) {
+#ifdef VKQC_SUBGROUP
     ACC_T total = ACC_T(0);
     for (uint g = 0u; g < T / SG; ++g) total += red[g * R + i];
+#else
+    const ACC_T total = red[i * T];
+#endif
     const uint m = mbase + i / NR, n = n0 + i % NR;
     if (m < M && n < N) {
+      // act_zero_point(m) (a dead load on the float paths), not zx[i / NR]: a dynamic index would
+      // take zx out of registers.
       const float v = output_value(m, n, act_zero_point(m), total);
 #if defined(VKQC_OUT_Q8) || defined(VKQC_OUT_PAIRS)
       outv[i] = v;
@@ -644,11 +667,9 @@ void main() {
   loop_general(t, n0, mbase);
 #endif
 
-#if defined(VKQC_SUBGROUP) && !defined(VKQC_NORM_TAIL)
-  if (MB > 1u) {
-    epilogue_rows(t, n0, mbase);
-    return;
-  }
+#ifdef VKQC_SEVERAL_ROWS
+  epilogue_rows(t, n0, mbase);
+  return;
 #endif
   for (uint mi = 0u; mi < MB; ++mi) {
     const uint m = mbase + mi;

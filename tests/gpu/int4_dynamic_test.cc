@@ -5,6 +5,7 @@
 // system's known failures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -458,6 +459,55 @@ TEST(Int4, SeveralRowsPerWorkgroupOnGpuProfiles) {
     }
   }
   g_profile_override = nullptr;
+}
+
+// Several rows finished one after another or side by side (select.cc): the long-K wide int4
+// GEMV with subgroupAdd and more than 4 rows finishes its rows one after another, every other
+// several-row GEMV side by side. The device's profile with GPU rules (no cpu_device quirk: on
+// lavapipe 32 threads, 4 subgroups of 8, so both forms run here) and the same without subgroups
+// (the tree: side by side), M = 3, 5 and 8, against the reference; the selection's flag and
+// reason checked each time.
+TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
+  auto base = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  TargetProfile gpu = *base;
+  gpu.quirks.erase(std::remove(gpu.quirks.begin(), gpu.quirks.end(), "cpu_device"), gpu.quirks.end());
+  TargetProfile tree = gpu;
+  tree.tuned_subgroup_size = 0;
+  uint32_t seed = 970;
+  int one_after_another_ran = 0;
+  for (const TargetProfile* p : {&gpu, &tree}) {
+    g_profile_override = p;
+    for (int64_t m : {3, 5, 8}) {
+      for (const int64_t k : {8224, 2112}) {
+        linear::LinearShape ls;
+        ls.m = m;
+        ls.k = k;
+        ls.n = 4096;
+        ls.act = ir::Scheme::DQ8CA;
+        ls.weights = ir::Scheme::Q4GSW;
+        ls.group_size = 32;
+        linear::SelectOptions so;
+        so.force_algo = Algo::Gemv;
+        so.force_accum = Accum::IntDot;
+        auto sel = linear::SelectLinear(ls, *p, so);
+        ASSERT_TRUE(sel.ok()) << sel.error().message;
+        const bool one_after_another = k == 8224 && sel->subgroup_size != 0 && m > 4;
+        one_after_another_ran += one_after_another;
+        SCOPED_TRACE(sel->reason);
+        EXPECT_EQ(sel->mb, uint32_t(m));
+        EXPECT_EQ(sel->rows_at_once, !one_after_another);
+        EXPECT_NE(sel->reason.find(one_after_another ? "rows finished one after another" : "rows finished side by side"),
+                  std::string::npos);
+        Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, m, k, 4096, 32, seed++);
+      }
+    }
+  }
+  g_profile_override = nullptr;
+  // A profile that pins a subgroup size (lavapipe: 8) ran the first form at M = 5 and 8.
+  if (base->tuned_subgroup_size != 0) {
+    EXPECT_EQ(one_after_another_ran, 2);
+  }
 }
 
 // Regression: a row stride was wrong when N % 8 == 4 in the reference system.

@@ -46,9 +46,9 @@ uint32_t LinearChoice::SharedMemoryBytes() const {
     const uint32_t a_row = accum == Accum::IntDot ? (bk4 / 4 + 1) * 16 : (bk4 + 1) * 16;
     return ty * rm * a_row + bk4 * tx * rn * 4 + (int4 ? bk4 * tx * rn * 4 : 0) + (mins ? bk4 * tx * rn * 4 : 0);
   }
-  // shaders/linear_gemv.comp: red (with subgroups every row's partials at once) and outv.
-  const uint32_t rows = std::max(mb, 1u);
-  return (subgroup_size ? threads / subgroup_size * nr * rows : threads * nr) * 4 + nr * rows * 4;
+  // shaders/linear_gemv.comp: red (every row's partials at once: a word per subgroup with
+  // subgroups, per invocation for the shared-memory tree) and outv.
+  return (subgroup_size ? threads / subgroup_size : threads) * nr * mb * 4 + nr * mb * 4;
 }
 
 void SplitGroups(uint64_t groups, uint32_t max_x, uint32_t out[2]) {
@@ -213,6 +213,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
   } else {
     d.shader.source = "linear_gemv.comp";
     if (c.subgroup_size) defs.push_back("VKQC_SUBGROUP");
+    if (c.rows_at_once) defs.push_back("VKQC_SEVERAL_ROWS");  // epilogue_rows
     d.spec.insert(d.spec.begin(), {0, c.threads});
     d.spec.push_back({13, c.nr});
     d.spec.push_back({14, c.mb});

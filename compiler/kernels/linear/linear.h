@@ -111,6 +111,9 @@ struct LinearChoice {
   // subgroup_size > 0 pins the subgroup width and enables the subgroupAdd reduction.
   // unroll: 16-byte weight units each thread loads per iteration before computing.
   uint32_t threads = 128, nr = 4, mb = 1, subgroup_size = 0, unroll = 1;
+  // GEMV with mb > 1: every row's sums reduced at once and the rows finished side by side
+  // (linear_gemv.comp, VKQC_SEVERAL_ROWS); false: one row after another.
+  bool rows_at_once = false;
   bool int4 = false;   // grouped weights (the GEMM stages group scales in shared memory)
   bool mins = false;   // q4gmw (the GEMM stages the groups' minimums too)
   // Cooperative matrix (accum CoopMat, algo Gemm): cm_m x cm_n x cm_k matrix shape; a workgroup

@@ -426,9 +426,13 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
                       : p.gemv_max_m ? p.gemv_max_m
                                      : kDefaultGemvMaxM;
   // Where the GEMM would be the int8 cooperative matrix (int8 weights), the profile's
-  // coopmat_gemv_max_m: on the H100 it overtakes the GEMV from M = 4 (4096x14336: 39.8 vs 48.3 us)
-  // while the tiled int-dot GEMM needs M > 64; narrow layers (fewer than 64 column blocks of 128)
-  // keep the GEMV up to kCoopMatInt8NarrowGemvMaxM rows (was 4x the threshold, 12: the 32x32
+  // coopmat_gemv_max_m (nvidia-hopper: 8). On the H100 it overtook the GEMV from M = 4
+  // (4096x14336: 39.8 vs 48.3 us) until the several-row GEMV finished its rows side by side; since
+  // then the GEMV wins up to M = 8 (dq8ca x q8csw, us, GEMV against the cooperative matrix:
+  // 4096x14336 32.5 / 35.5 against 39.9 / 40.0 at M = 4 / 8, 2048x8192 13.3 / 14.9 against 14.8 /
+  // 15.0, lm_head 2048x128256 99.3 / 106.9 against 109.9 / 112.1; bench/RESULTS.md 2026-12-07
+  // session 20), while the tiled int-dot GEMM needs M > 64; narrow layers (fewer than 64 column
+  // blocks of 128) keep the GEMV up to kCoopMatInt8NarrowGemvMaxM rows (was 4x the threshold, 12: the 32x32
   // blocks they take now lost to the GEMV at M = 13-16), and below 16 blocks the ordinary
   // threshold (not measured: such small layers are launch-bound either way). bench/crossover.sh
   // measures it (bench/RESULTS.md).
@@ -571,7 +575,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // 7-11% at M = 2-8, 4096x14336 and the 1b's K = 2048 layers 0-7% at M = 2-4, and the 1b's
     // 8-token step 2042 -> 2087 us; 4 channels, 64 or 16 threads lost on every shape.
     const bool int4_long = c.accum == Accum::IntDot && s.Int4() && !s.out_q8 && k16 >= 256 && s.n >= 4096;
+    bool long_rows = false;
     if (c.mb > 1 && !HasQuirk(p, "cpu_device") && int4_long) {
+      long_rows = true;
       c.threads = std::min(32u, max_threads);
       c.nr = std::min(c.nr, 2u);
       c.unroll = k16 >= 2 * c.threads ? 2u : 1u;
@@ -603,6 +609,17 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     } else {
       why << ", shared-memory tree reduction";
     }
+    // Several rows are finished side by side (every row's sums reduced at once, one barrier; the
+    // tree: one tree over all of them), except the long-K wide int4 GEMV above with subgroupAdd
+    // and more than 4 rows, which finishes one row after another: H100, dq8ca x q4gsw g32
+    // 14336x4096 at M = 8 39.9-41.0 us that way against 43.2-43.6 side by side, at M = 4 28.5
+    // against 27.1-27.2; the 1b example's several-row GEMVs (32-128 threads, K = 2048-8192) gained
+    // 1.1-1.5 us each side by side, 8192x2048 at M = 8 23.3 -> 22.1-22.3 (bench/RESULTS.md
+    // 2026-12-07 sessions 19-20). On the tree side by side everywhere (measured on 128 threads,
+    // hopper-tree: 8192x2048 at M = 8 23.8 -> 19.1), where one row after another costs
+    // log2(threads) + 2 barriers per row.
+    c.rows_at_once = c.mb > 1 && !(long_rows && c.subgroup_size && c.mb > 4);
+    if (c.mb > 1) why << (c.rows_at_once ? ", rows finished side by side" : ", rows finished one after another");
     while (c.SharedMemoryBytes() > shm && c.nr > (s.out_q8 ? 4u : 1u)) c.nr /= 2;
   }
   if (c.SharedMemoryBytes() > shm || c.Invocations() > inv)

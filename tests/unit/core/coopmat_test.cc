@@ -274,12 +274,13 @@ TEST(CoopMatSelect, SplitKForSmallGrids) {
   EXPECT_TRUE(Has(q8.error().message, "split K needs grouped weights")) << q8.error().message;
 }
 
-// nvidia-hopper's coopmat_gemv_max_m (3, measured with bench/crossover.sh): the int8 cooperative
-// matrix takes over from the GEMV at M = 4 for wide layers, at M = 17 for layers of 16 to 63
-// column blocks; small layers, int4 weights and --no-coopmat keep the ordinary threshold (64).
+// nvidia-hopper's coopmat_gemv_max_m (8, measured on the H100, bench/RESULTS.md 2026-12-07 session
+// 20): the int8 cooperative matrix takes over from the GEMV at M = 9 for wide layers, at M = 17
+// for layers of 16 to 63 column blocks; small layers, int4 weights and --no-coopmat keep the
+// ordinary threshold (64).
 TEST(CoopMatSelect, GemvThresholdAgainstTheCooperativeMatrix) {
   const TargetProfile p = Load("nvidia-hopper");
-  ASSERT_EQ(p.coopmat_gemv_max_m, 3u);
+  ASSERT_EQ(p.coopmat_gemv_max_m, 8u);
   struct Case {
     ir::Scheme w;
     int64_t m, k, n;
@@ -287,15 +288,17 @@ TEST(CoopMatSelect, GemvThresholdAgainstTheCooperativeMatrix) {
     const char* want;
   };
   const Case cases[] = {
-      {ir::Scheme::Q8CSW, 3, 4096, 14336, false, "linear_q8ta_q8csw_dot_gemv"},
-      {ir::Scheme::Q8CSW, 4, 4096, 14336, false, "linear_q8ta_q8csw_cm_gemm"},
+      {ir::Scheme::Q8CSW, 8, 4096, 14336, false, "linear_q8ta_q8csw_dot_gemv"},
+      {ir::Scheme::Q8CSW, 9, 4096, 14336, false, "linear_q8ta_q8csw_cm_gemm"},
+      {ir::Scheme::Q8CSW, 8, 2048, 128256, false, "linear_q8ta_q8csw_dot_gemv"},  // a tied lm_head
+      {ir::Scheme::Q8CSW, 9, 2048, 128256, false, "linear_q8ta_q8csw_cm_gemm"},
       {ir::Scheme::Q8CSW, 16, 14336, 4096, false, "linear_q8ta_q8csw_dot_gemv"},   // 32 blocks: 16
       {ir::Scheme::Q8CSW, 17, 14336, 4096, false, "linear_q8ta_q8csw_cm_gemm"},
       {ir::Scheme::Q8CSW, 16, 8192, 2048, false, "linear_q8ta_q8csw_dot_gemv"},    // 16 blocks
       {ir::Scheme::Q8CSW, 17, 8192, 2048, false, "linear_q8ta_q8csw_cm_gemm"},
       {ir::Scheme::Q8CSW, 64, 256, 1024, false, "linear_q8ta_q8csw_dot_gemv"},     // 8 blocks: 64
       {ir::Scheme::Q8CSW, 65, 256, 1024, false, "linear_q8ta_q8csw_cm_gemm"},
-      {ir::Scheme::Q8CSW, 8, 4096, 14336, true, "linear_q8ta_q8csw_dot_gemv"},     // --no-coopmat
+      {ir::Scheme::Q8CSW, 9, 4096, 14336, true, "linear_q8ta_q8csw_dot_gemv"},     // --no-coopmat
       {ir::Scheme::Q4GSW, 7, 4096, 14336, false, "linear_q8ta_q4gsw_dot_gemv"},    // int4: not this threshold
   };
   for (const Case& c : cases) {
