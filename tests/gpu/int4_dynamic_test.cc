@@ -417,6 +417,21 @@ TEST(Int4, TunedGemvParameters) {
   g_profile_override = nullptr;
 }
 
+// The GEMV selection of a dq8ca x q4gsw (groups of 32) layer on the int-dot path, forced.
+Result<linear::LinearChoice> SelectGemvDq8caQ4(const TargetProfile& p, int64_t m, int64_t k, int64_t n) {
+  linear::LinearShape ls;
+  ls.m = m;
+  ls.k = k;
+  ls.n = n;
+  ls.act = ir::Scheme::DQ8CA;
+  ls.weights = ir::Scheme::Q4GSW;
+  ls.group_size = 32;
+  linear::SelectOptions so;
+  so.force_algo = Algo::Gemv;
+  so.force_accum = Accum::IntDot;
+  return linear::SelectLinear(ls, p, so);
+}
+
 // Several rows per workgroup on a GPU profile (android-16): fewer threads with more units each
 // and 2 channels on the int-dot path (select.cc's rule for M > 1), at M = 2, 5 and 8, int4 with
 // the unit-group path and int8 weights, float and int8 outputs (4 channels: whole words), and the
@@ -427,27 +442,15 @@ TEST(Int4, SeveralRowsPerWorkgroupOnGpuProfiles) {
   g_profile_override = &*a16;
   uint32_t seed = 950;
   for (int64_t m : {2, 5, 8}) {
-    linear::LinearShape ls;
-    ls.m = m;
-    ls.k = 2112;
-    ls.n = 37;
-    ls.act = ir::Scheme::DQ8CA;
-    ls.weights = ir::Scheme::Q4GSW;
-    ls.group_size = 32;
-    linear::SelectOptions so;
-    so.force_algo = Algo::Gemv;
-    so.force_accum = Accum::IntDot;
-    auto sel = linear::SelectLinear(ls, *a16, so);
+    auto sel = SelectGemvDq8caQ4(*a16, m, 2112, 37);
     ASSERT_TRUE(sel.ok()) << sel.error().message;
     EXPECT_EQ(sel->threads, 32u) << sel->reason;  // 66 units: 32 threads of at most 4 (3)
     EXPECT_EQ(sel->nr, 2u) << sel->reason;
     EXPECT_EQ(sel->mb, uint32_t(m));
     // Long K and wide int4 layers: 32 threads x 2 channels, 2 units in flight (the rule above
     // would give 64 threads for 257 units); narrower ones keep it.
-    ls.k = 8224;
     for (const int64_t n : {4096, 4095}) {
-      ls.n = n;
-      sel = linear::SelectLinear(ls, *a16, so);
+      sel = SelectGemvDq8caQ4(*a16, m, 8224, n);
       ASSERT_TRUE(sel.ok()) << sel.error().message;
       EXPECT_EQ(sel->threads * 100 + sel->nr * 10 + sel->unroll, n == 4096 ? 3222u : 6422u) << sel->reason;
     }
@@ -480,17 +483,7 @@ TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
     g_profile_override = p;
     for (int64_t m : {3, 5, 8}) {
       for (const int64_t k : {8224, 2112}) {
-        linear::LinearShape ls;
-        ls.m = m;
-        ls.k = k;
-        ls.n = 4096;
-        ls.act = ir::Scheme::DQ8CA;
-        ls.weights = ir::Scheme::Q4GSW;
-        ls.group_size = 32;
-        linear::SelectOptions so;
-        so.force_algo = Algo::Gemv;
-        so.force_accum = Accum::IntDot;
-        auto sel = linear::SelectLinear(ls, *p, so);
+        auto sel = SelectGemvDq8caQ4(*p, m, k, 4096);
         ASSERT_TRUE(sel.ok()) << sel.error().message;
         const bool one_after_another = k == 8224 && sel->subgroup_size != 0 && m > 4;
         one_after_another_ran += one_after_another;
