@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# For the next session's first device call (written in session 20, not yet run): the landed
+# several-row rules as a whole binary (vkqc, main's head) against 5140308 (vkqc_main: session 19's
+# epilogue side by side everywhere, threshold 3) on the same machine:
+#   1. the 1b example's 1/2/4/8-token steps at position 128, nvidia-hopper and hopper-tree, two rounds;
+#   2. the long-K wide int4 layers (14336x4096, 8192x28672 dq8ca x q4gsw g32) at M = 1..8;
+#   3. the driver's pipeline statistics (registers) of 14336x4096's GEMV at M = 8 in both binaries:
+#      is the side-by-side form's loss there (43.2 against 39.9-41.0 us) a register count?
+# Carry .gl and .dev (.dev/bin.tar.xz: vkqc_main, vkqc). Output also in $OUT/log.txt.
+# usage (on the device, repo root): bash bench/device_rows_verify.sh
+set -u
+export OUT
+exec > >(tee $OUT/log.txt) 2>&1
+source bench/device_env.sh
+device_setup .dev/x/vkqc
+mkdir -p /tmp/tree
+cp profiles/nvidia-hopper.json /tmp/tree/hopper-tree.json
+sed 's/"tuned_subgroup_size": 32/"tuned_subgroup_size": 0/' profiles/nvidia-hopper.vkqc.json > /tmp/tree/hopper-tree.vkqc.json
+TREE=/tmp/tree/hopper-tree.json
+python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
+for b in vkqc_main vkqc; do
+  .dev/x/$b compile /tmp/1b/graph.json --target nvidia-hopper --tokens 1,2,4,8 -o /tmp/1b_$b.vkqb > /dev/null || exit 1
+  .dev/x/$b compile /tmp/1b/graph.json --target $TREE --tokens 1,8 -o /tmp/1bt_$b.vkqb > /dev/null || exit 1
+done
+t "compiled"
+for round in 1 2; do
+  for n in 1 2 4 8; do
+    for b in vkqc_main vkqc; do whole $b /tmp/1b_$b.vkqb "r$round $b 1b $n token(s) at 128" --tokens $n --position 128 --min-ms 300; done
+  done
+  for n in 1 8; do
+    for b in vkqc_main vkqc; do whole $b /tmp/1bt_$b.vkqb "r$round $b tree 1b $n token(s) at 128" --tokens $n --position 128 --min-ms 300; done
+  done
+done
+t "long-K wide int4 layers"
+BINS="vkqc_main vkqc" MODES="sel:" TOKENS="1 2 4 5 6 8" LAYERS="14336 4096 dq8ca q4gsw;8192 28672 dq8ca q4gsw" \
+  timeout 150 bash bench/device_smallm2.sh
+t "pipeline statistics, 14336x4096 at M = 8"
+python3 bench/gen_linear.py /tmp/lg 14336 4096 dq8ca q4gsw 32 > /dev/null
+for b in vkqc_main vkqc; do
+  .dev/x/$b compile /tmp/lg/graph.json --target nvidia-hopper --tokens 8 -o /tmp/lg_$b.vkqb > /dev/null || continue
+  echo "== $b"; timeout 60 .dev/x/$b bench /tmp/lg_$b.vkqb --tokens 8 --min-ms 20 --pipeline-stats 2>&1 | tail -8
+done
+t done
