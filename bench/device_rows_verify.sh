@@ -6,7 +6,9 @@
 #   2. the long-K wide int4 layers (14336x4096, 8192x28672 dq8ca x q4gsw g32) at M = 1..8;
 #   3. the driver's pipeline statistics (registers) of 14336x4096's GEMV at M = 8 in both binaries:
 #      is the side-by-side form's loss there (43.2 against 39.9-41.0 us) a register count?
-# Carry .gl and .dev (.dev/bin.tar.xz: vkqc_main, vkqc). Output also in $OUT/log.txt.
+#   4. with vkqc_chunk in the archive (main + bench/patches/row-chunk.patch: that GEMV side by side
+#      again, but its reductions 4 rows per barrier), the same long layers and statistics for it.
+# Carry .gl and .dev (.dev/bin.tar.xz: vkqc_main, vkqc[, vkqc_chunk]). Output also in $OUT/log.txt.
 # usage (on the device, repo root): bash bench/device_rows_verify.sh
 set -u
 export OUT
@@ -31,12 +33,14 @@ for round in 1 2; do
     for b in vkqc_main vkqc; do whole $b /tmp/1bt_$b.vkqb "r$round $b tree 1b $n token(s) at 128" --tokens $n --position 128 --min-ms 300; done
   done
 done
+LB="vkqc_main vkqc"
+[ -x .dev/x/vkqc_chunk ] && LB="$LB vkqc_chunk"
 t "long-K wide int4 layers"
-BINS="vkqc_main vkqc" MODES="sel:" TOKENS="1 2 4 5 6 8" LAYERS="14336 4096 dq8ca q4gsw;8192 28672 dq8ca q4gsw" \
+BINS="$LB" MODES="sel:" TOKENS="1 2 4 5 6 8" LAYERS="14336 4096 dq8ca q4gsw;8192 28672 dq8ca q4gsw" \
   timeout 150 bash bench/device_smallm2.sh
 t "pipeline statistics, 14336x4096 at M = 8"
 python3 bench/gen_linear.py /tmp/lg 14336 4096 dq8ca q4gsw 32 > /dev/null
-for b in vkqc_main vkqc; do
+for b in $LB; do
   .dev/x/$b compile /tmp/lg/graph.json --target nvidia-hopper --tokens 8 -o /tmp/lg_$b.vkqb > /dev/null || continue
   echo "== $b"; timeout 60 .dev/x/$b bench /tmp/lg_$b.vkqb --tokens 8 --min-ms 20 --pipeline-stats 2>&1 | tail -8
 done
