@@ -29,6 +29,16 @@ device_suite() {
   echo "rc=$?"; grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests ran|Failure' $OUT/tests.log | head -12
 }
 
+# hopper_tree: writes /tmp/tree/hopper-tree.json (+ sidecar), the built-in nvidia-hopper with
+# tuned_subgroup_size 0, so every GEMV takes the shared-memory tree (the phone built-ins' path) on
+# an H100; sets TREE to its path.
+hopper_tree() {
+  mkdir -p /tmp/tree
+  cp profiles/nvidia-hopper.json /tmp/tree/hopper-tree.json
+  sed 's/"tuned_subgroup_size": 32/"tuned_subgroup_size": 0/' profiles/nvidia-hopper.vkqc.json > /tmp/tree/hopper-tree.vkqc.json
+  TREE=/tmp/tree/hopper-tree.json
+}
+
 # whole BIN BUNDLE LABEL [bench flags...]: one `vkqc bench` of BUNDLE by .dev/x/BIN without per-layer
 # timestamps, printed as "LABEL: <the whole-program line>" (its output in /tmp/whole.txt).
 whole() {

@@ -15,10 +15,7 @@ exec > >(tee $OUT/log.txt) 2>&1
 source bench/device_env.sh
 device_setup .dev/x/vkqc
 .dev/x/vkqc probe -o $P > /dev/null || exit 1
-mkdir -p /tmp/tree
-cp profiles/nvidia-hopper.json /tmp/tree/hopper-tree.json
-sed 's/"tuned_subgroup_size": 32/"tuned_subgroup_size": 0/' profiles/nvidia-hopper.vkqc.json > /tmp/tree/hopper-tree.vkqc.json
-TREE=/tmp/tree/hopper-tree.json
+hopper_tree
 python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
 BINS="vkqc_old vkqc_new vkqc vkqc_d"
 for b in $BINS; do

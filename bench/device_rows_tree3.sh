@@ -11,9 +11,7 @@ exec > >(tee $OUT/log.txt) 2>&1
 source bench/device_env.sh
 device_setup .dev/x/vkqc
 .dev/x/vkqc probe -o $P > /dev/null || exit 1
-mkdir -p /tmp/tree
-cp profiles/nvidia-hopper.json /tmp/tree/hopper-tree.json
-sed 's/"tuned_subgroup_size": 32/"tuned_subgroup_size": 0/' profiles/nvidia-hopper.vkqc.json > /tmp/tree/hopper-tree.vkqc.json
+hopper_tree
 python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
 for b in vkqc_d vkqc; do
   .dev/x/$b compile /tmp/1b/graph.json --target nvidia-hopper --tokens 1,4,8 -o /tmp/1b_$b.vkqb > /dev/null || exit 1
@@ -26,7 +24,7 @@ for round in 1 2; do
   done
 done
 F='Int4.SeveralRowsPerWorkgroupOnGpuProfiles:Int4.Int8InputsAndOutputs:Int4.TunedGemvParameters:Int4.OutputStrideWhenNMod8Is4:RowFusion.*:All/LinearVariants.*gemv*'
-for prof in $P /tmp/tree/hopper-tree.json; do
+for prof in $P $TREE; do
   t "GPU tests, $prof (validation on)"
   VKQC_TEST_PROFILE=$prof timeout 100 .dev/x/vkqc_gpu_tests --gtest_filter="$F" > $OUT/tests_$(basename $prof .json).log 2>&1
   echo "rc=$?"; grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests ran|Failure' $OUT/tests_$(basename $prof .json).log | head -12

@@ -15,10 +15,7 @@ export OUT
 exec > >(tee $OUT/log.txt) 2>&1
 source bench/device_env.sh
 device_setup .dev/x/vkqc
-mkdir -p /tmp/tree
-cp profiles/nvidia-hopper.json /tmp/tree/hopper-tree.json
-sed 's/"tuned_subgroup_size": 32/"tuned_subgroup_size": 0/' profiles/nvidia-hopper.vkqc.json > /tmp/tree/hopper-tree.vkqc.json
-TREE=/tmp/tree/hopper-tree.json
+hopper_tree
 python3 examples/llama/make_example.py /tmp/1b --config 1b | tail -1
 for b in vkqc_main vkqc; do
   .dev/x/$b compile /tmp/1b/graph.json --target nvidia-hopper --tokens 1,2,4,8 -o /tmp/1b_$b.vkqb > /dev/null || exit 1

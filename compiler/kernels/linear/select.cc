@@ -432,8 +432,8 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
   // 4096x14336 32.5 / 35.5 against 39.9 / 40.0 at M = 4 / 8, 2048x8192 13.3 / 14.9 against 14.8 /
   // 15.0, lm_head 2048x128256 99.3 / 106.9 against 109.9 / 112.1; bench/RESULTS.md 2026-12-07
   // session 20), while the tiled int-dot GEMM needs M > 64; narrow layers (fewer than 64 column
-  // blocks of 128) keep the GEMV up to kCoopMatInt8NarrowGemvMaxM rows (was 4x the threshold, 12: the 32x32
-  // blocks they take now lost to the GEMV at M = 13-16), and below 16 blocks the ordinary
+  // blocks of 128) keep the GEMV up to kCoopMatInt8NarrowGemvMaxM rows (was 4x the threshold, 12:
+  // the 32x32 blocks they take now lost to the GEMV at M = 13-16), and below 16 blocks the ordinary
   // threshold (not measured: such small layers are launch-bound either way). bench/crossover.sh
   // measures it (bench/RESULTS.md).
   // Grouped int4 weights on the int8 path (groups the cooperative matrix takes) and float
@@ -575,9 +575,8 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // 7-11% at M = 2-8, 4096x14336 and the 1b's K = 2048 layers 0-7% at M = 2-4, and the 1b's
     // 8-token step 2042 -> 2087 us; 4 channels, 64 or 16 threads lost on every shape.
     const bool int4_long = c.accum == Accum::IntDot && s.Int4() && !s.out_q8 && k16 >= 256 && s.n >= 4096;
-    bool long_rows = false;
-    if (c.mb > 1 && !HasQuirk(p, "cpu_device") && int4_long) {
-      long_rows = true;
+    const bool long_rows = c.mb > 1 && !HasQuirk(p, "cpu_device") && int4_long;
+    if (long_rows) {
       c.threads = std::min(32u, max_threads);
       c.nr = std::min(c.nr, 2u);
       c.unroll = k16 >= 2 * c.threads ? 2u : 1u;
@@ -618,7 +617,7 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // 2026-12-07 sessions 19-20). On the tree side by side everywhere (measured on 128 threads,
     // hopper-tree: 8192x2048 at M = 8 23.8 -> 19.1), where one row after another costs
     // log2(threads) + 2 barriers per row.
-    c.rows_at_once = c.mb > 1 && !(long_rows && c.subgroup_size && c.mb > 4);
+    c.rows_at_once = c.mb > 1 && !(long_rows && c.subgroup_size && c.mb > 4);  // long_rows: mb > 1
     if (c.mb > 1) why << (c.rows_at_once ? ", rows finished side by side" : ", rows finished one after another");
     while (c.SharedMemoryBytes() > shm && c.nr > (s.out_q8 ? 4u : 1u)) c.nr /= 2;
   }
