@@ -20,6 +20,13 @@
 // (binding 0, [N*DH][DW] pixels of C4I words) and weights (binding 5, dwconv_i8.comp's region) with
 // dwconv_i8.comp's integer taps and epilogue (so each byte is the one that kernel would write), then
 // the P x NS output words, L lanes each, read x from there.
+// VKQC_CHAIN (with VKQC_DWPW and q8to, every output word in the workgroup: NS = ceil(N/4)): the
+// pointwise int8 convolution that reads this layer's output (or its fused add's sum) is computed
+// here too (passes/fuse_rows.cc conv_next): the workgroup's P rows, as written, go to shared memory
+// and each of their P x ceil(EN/4) output words of that convolution (weights binding 6, the linear
+// family's q8csw region; output binding 7) is one invocation's, with this kernel's own epilogue
+// arithmetic on its parameters. No pixel is computed twice: a pointwise convolution reads only its
+// own pixel.
 // VKQC_POOL (pointwise layers, q8to): the int8 global average pool that is this layer's only
 // reader (passes/fuse_rows.cc) is computed here and only its output written (binding 2): a
 // workgroup takes one image and NS output words; its PP pixel slots (L lanes each) compute the
@@ -72,6 +79,17 @@ layout(constant_id = 30) const uint XS = 1;   // P * KU
 layout(constant_id = 31) const uint NS = 1;   // output words per workgroup (a slice of ceil(N/4))
 shared uvec4 xs[XS];
 #endif
+#ifdef VKQC_CHAIN
+layout(constant_id = 32) const uint EN = 1;     // the chained convolution: output channels,
+layout(constant_id = 33) const uint EKU = 1;    // 16-byte units of its K (this layer's N),
+layout(constant_id = 34) const uint EKW = 8;    // weight words per output channel,
+layout(constant_id = 35) const uint ESCALE_OFF = 0;
+layout(constant_id = 36) const uint EWSUM_OFF = 0;
+layout(constant_id = 37) const uint EBIAS_OFF = 0;
+layout(constant_id = 38) const uint EN4P = 8;   // output words per row
+layout(constant_id = 39) const uint YS = 1;     // P * EKU
+shared uvec4 ys[YS];
+#endif
 #ifdef VKQC_GATHER
 layout(constant_id = 12) const uint GH = 1;    // the convolution: input height, width, channels,
 layout(constant_id = 13) const uint GW = 1;
@@ -115,6 +133,11 @@ layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 layout(std430, binding = 0) readonly buffer XI { uint xin[]; };  // the depthwise convolution's input
 layout(std430, binding = 5) readonly buffer D { uint dw[]; };    // its weights region
 #endif
+#ifdef VKQC_CHAIN
+layout(std430, binding = 6) readonly buffer E { uvec4 ew4[]; };
+#define EWORD(i) ew4[(i) >> 2u][(i) & 3u]
+layout(std430, binding = 7) writeonly buffer EY { uint eyq[]; };
+#endif
 #ifdef VKQC_RESIDUAL
 layout(std430, binding = 3) readonly buffer R { uint rq[]; };
 #ifdef VKQC_KEEP
@@ -140,7 +163,12 @@ layout(push_constant) uniform Push {
   uint dw_flags;        // bias, relu / relu6,
   float dw_out_inv_scale;  // output (this layer's x)
   int dw_out_zero_point;
-  uint reserved1, reserved2, reserved3;
+  float e_act_scale;    // the chained convolution (VKQC_CHAIN): its input (this kernel's output),
+  int e_act_zero_point;
+  uint e_flags;         // bias, relu / relu6,
+  float e_out_inv_scale;  // output
+  int e_out_zero_point;
+  uint reserved1, reserved2;
 } pc;
 
 shared ivec4 red[RED];
@@ -189,8 +217,9 @@ float channel_value(int acc, int wsum, float sw, float bias) {
   return v;
 }
 
-// One output row's epilogue: 4 channels of row m from their int32 sums.
-void finish_row(uint m, uint w4, ivec4 acc, ivec4 wsum, vec4 sw, vec4 bias) {
+// One output row's epilogue: 4 channels of row m from their int32 sums. Returns the q8to word it
+// writes to binding 2 (the sum with VKQC_RESIDUAL; 0 for f32 outputs).
+uint finish_row(uint m, uint w4, ivec4 acc, ivec4 wsum, vec4 sw, vec4 bias) {
 #ifdef VKQC_OUT_Q8
   uint word = 0u;
 #endif
@@ -220,8 +249,12 @@ void finish_row(uint m, uint w4, ivec4 acc, ivec4 wsum, vec4 sw, vec4 bias) {
 #ifdef VKQC_KEEP
   zq[m * N4P + w4] = word;
 #endif
+  return sum;
 #elif defined(VKQC_OUT_Q8)
   yq[m * N4P + w4] = word;
+  return word;
+#else
+  return 0u;
 #endif
 }
 
@@ -284,6 +317,7 @@ void main() {
       acc += ivec4(dot16(xu, cw4[n.x * (KW / 4u) + u]), dot16(xu, cw4[n.y * (KW / 4u) + u]),
                    dot16(xu, cw4[n.z * (KW / 4u) + u]), dot16(xu, cw4[n.w * (KW / 4u) + u]));
     }
+#ifndef VKQC_CHAIN
   if (L > 1u) {
     red[t] = acc;
     barrier();
@@ -292,6 +326,47 @@ void main() {
   }
   if (live && m0 + p < M) finish_row(m0 + p, w4, acc, wsum, sw, bias);
 }
+#else
+  // (Every invocation reaches the barriers below.) The rows' words past N stay zero: the chained
+  // weights are zero there.
+  for (uint jj = t; jj < YS * 4u; jj += WG) ys[jj / 4u][jj % 4u] = 0u;
+  if (L > 1u) {
+    red[t] = acc;
+    barrier();
+    if (lane == 0u)
+      for (uint l = 1u; l < L; ++l) acc += red[t + l];
+  } else {
+    barrier();  // the zeros above before the words below
+  }
+  if (lane == 0u && live && m0 + p < M) ys[p * EKU + w4 / 4u][w4 % 4u] = finish_row(m0 + p, w4, acc, wsum, sw, bias);
+  barrier();
+  // 3. The chained convolution: one output word of one row per invocation and round.
+  const uint ENW = (EN + 3u) / 4u;
+  for (uint o3 = t; o3 < P * ENW; o3 += WG) {
+    const uint p3 = o3 / ENW, e4 = o3 % ENW, m = m0 + p3;
+    if (m >= M) break;  // (o3 grows: every later row is past M too)
+    const uvec4 ne = min(uvec4(e4 * 4u) + uvec4(0u, 1u, 2u, 3u), uvec4(EN - 1u));
+    ivec4 eacc = ivec4(0);
+    for (uint u = 0u; u < EKU; ++u) {
+      const uvec4 xu = ys[p3 * EKU + u];
+      eacc += ivec4(dot16(xu, ew4[ne.x * (EKW / 4u) + u]), dot16(xu, ew4[ne.y * (EKW / 4u) + u]),
+                    dot16(xu, ew4[ne.z * (EKW / 4u) + u]), dot16(xu, ew4[ne.w * (EKW / 4u) + u]));
+    }
+    uint word = 0u;
+    [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+      const uint ch = e4 * 4u + c;
+      if (ch >= EN) break;
+      precise float v = float(eacc[c] - pc.e_act_zero_point * int(EWORD(EWSUM_OFF + ch))) *
+                        (pc.e_act_scale * uintBitsToFloat(EWORD(ESCALE_OFF + ch)));
+      if ((pc.e_flags & LINEAR_FLAG_BIAS) != 0u) v += uintBitsToFloat(EWORD(EBIAS_OFF + ch));
+      if ((pc.e_flags & LINEAR_FLAG_RELU) != 0u) v = max(v, 0.0);
+      if ((pc.e_flags & LINEAR_FLAG_RELU6) != 0u) v = clamp(v, 0.0, 6.0);
+      word |= quantize_byte(v, pc.e_out_inv_scale, pc.e_out_zero_point) << (8u * c);
+    }
+    eyq[m * EN4P + e4] = word;
+  }
+}
+#endif
 #elif defined(VKQC_POOL)
 void main() {
   const uint NW = (N + 3u) / 4u, t = gl_LocalInvocationID.x;

@@ -22,6 +22,7 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, const FuseOptions& o
   p.conv_add.assign(n, -1);
   p.conv_dw.assign(n, -1);
   p.conv_pool.assign(n, -1);
+  p.conv_next.assign(n, -1);
   p.pair_mul.assign(n, -1);
   p.pair_gate.assign(n, -1);
   p.pair_up.assign(n, -1);
@@ -107,6 +108,26 @@ FusePlan FuseRows(const ir::Graph& g, const FoldPlan& fold, const FuseOptions& o
       p.pair_up[j] = up;
     }
   }
+  // A pointwise int8 convolution reading the output of a convolution that computes its depthwise
+  // input (or that convolution's fused add's sum), after the first loop (the adds are placed).
+  if (o.chain_convs && max_storage_buffers >= 6)  // + the chained weights and output
+    for (size_t e = 0; e < n; ++e) {
+      const ir::Op& op = g.ops[e];
+      if (!fold.folded[e].empty() || p.emitted_by[e] >= 0 || !conv::IsPointwise(g, op)) continue;
+      if (g.tensors[size_t(op.inputs[0])].dtype != ir::DType::I8 || g.tensors[size_t(op.outputs[0])].dtype != ir::DType::I8 ||
+          op.conv2d.output_quant.scheme != ir::Scheme::Q8TO || p.conv_dw[e] >= 0 || p.conv_add[e] >= 0 || p.conv_pool[e] >= 0)
+        continue;
+      int src = producer[size_t(op.inputs[0])];
+      if (src < 0) continue;
+      if (g.ops[size_t(src)].type == ir::OpType::Add) {
+        src = p.emitted_by[size_t(src)];
+        if (src < 0 || g.ops[size_t(src)].type != ir::OpType::Conv2d || p.conv_add[size_t(src)] != producer[size_t(op.inputs[0])])
+          continue;
+      }
+      if (p.conv_dw[size_t(src)] < 0 || p.conv_next[size_t(src)] >= 0 || p.conv_pool[size_t(src)] >= 0) continue;
+      p.emitted_by[e] = src;
+      p.conv_next[size_t(src)] = int(e);
+    }
   return p;
 }
 

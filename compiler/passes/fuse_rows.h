@@ -15,6 +15,13 @@
 //    reads is computed by that convolution: its rows kernel (VKQC_POOL) pools each image's output
 //    codes as it computes them and writes only the pool's output; otherwise a second dispatch of
 //    its layer;
+//  - a pointwise int8 `conv2d` (q8to) reading the output of a convolution that computes its
+//    depthwise input as above (or the sum of that convolution's fused add) is computed by that
+//    convolution too: its rows kernel (VKQC_CHAIN) writes its output rows, keeps them in shared
+//    memory and computes the chained convolution's outputs of the same pixels from there (an
+//    inverted-residual block's expand layer run by the previous block's kernel), or as a second
+//    dispatch of its layer where that kernel cannot (decided at lowering: conv/conv.h CanChain);
+//    not with kept intermediates, and only where the target allows 6 storage buffers per stage;
 //  - the gate and up linears of a gated MLP (mul(silu(gate(x)), up(x)), both reading x with the
 //    same input quantization, weights of one scheme and shape, each output read only by the
 //    silu / the mul) run as one linear over their interleaved channels (linear/pair.h): the first
@@ -47,6 +54,7 @@ struct FusePlan {
   std::vector<int> conv_add;        // per conv2d op: the int8 add it computes, or -1
   std::vector<int> conv_dw;         // per pointwise conv2d op: the depthwise conv2d it computes first, or -1
   std::vector<int> conv_pool;       // per pointwise conv2d op: the global average pool it computes, or -1
+  std::vector<int> conv_next;       // per pointwise conv2d op with conv_dw: the pointwise conv2d reading its output it computes, or -1
   // Gate/up pairs: per linear op that computes both (the first of the two), the mul of the gated
   // MLP, or -1; per such mul, the gate and the up linear, or -1. The second is emitted_by the first.
   std::vector<int> pair_mul, pair_gate, pair_up;
@@ -58,6 +66,7 @@ struct FuseOptions {
   uint32_t max_storage_buffers = 8;  // the target's per-stage storage-buffer limit
   uint64_t max_storage_buffer_range = UINT64_MAX;  // a pair's packed weights must fit one binding
   bool pair_linears = true;  // off with kept intermediates (the gate and up outputs would not exist)
+  bool chain_convs = true;   // conv_next; off with kept intermediates (its depthwise input is then a dispatch of its own)
 };
 
 // `g` verified and folded; `fold` its fold plan.

@@ -70,7 +70,8 @@ Result<std::vector<uint8_t>> CompileGraph(const ir::Graph& graph, const TargetPr
   FoldPlan fold = FoldQuantization(g);
   FoldViews(g, &fold);
   const FusePlan fuse = FuseRows(g, fold, {profile.max_per_stage_descriptor_storage_buffers,
-                                           profile.max_storage_buffer_range, !options.keep_intermediates});
+                                           profile.max_storage_buffer_range, !options.keep_intermediates,
+                                           !options.keep_intermediates});
   VKQC_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, ProgramSizes(g, options));
   if (log::Enabled(log::Level::Debug)) {
     size_t folded = 0;

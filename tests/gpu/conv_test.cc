@@ -174,7 +174,8 @@ const ConvCase kCases[] = {
 // Runs a bundle on its inputs (in the graph's order) with validation; output 0's bytes and each
 // layer's variant by layer name.
 struct Ran {
-  std::vector<uint8_t> out;
+  std::vector<uint8_t> out;                // output 0's bytes
+  std::vector<std::vector<uint8_t>> outs;  // every output's
   std::map<std::string, std::string> variant;
 };
 void RunBundle(const std::vector<uint8_t>& bundle, const std::vector<std::vector<uint8_t>>& inputs,
@@ -187,10 +188,13 @@ void RunBundle(const std::vector<uint8_t>& bundle, const std::vector<std::vector
     ASSERT_EQ(vkqc_model_run(guard.model, 0), VKQC_OK);
   }
   gpu_test::ExpectNoValidationMessages(where);
-  vkqc_tensor_info info;
-  vkqc_model_output_info(guard.model, 0, 0, &info);
-  r->out.resize(info.size_bytes);
-  ASSERT_EQ(vkqc_model_read_output(guard.model, 0, 0, r->out.data(), r->out.size()), VKQC_OK);
+  for (uint32_t o = 0; o < vkqc_model_output_count(guard.model, 0); ++o) {
+    vkqc_tensor_info info;
+    vkqc_model_output_info(guard.model, 0, o, &info);
+    r->outs.emplace_back(info.size_bytes);
+    ASSERT_EQ(vkqc_model_read_output(guard.model, 0, o, r->outs.back().data(), r->outs.back().size()), VKQC_OK);
+  }
+  r->out = r->outs.at(0);
   for (uint32_t l = 0; l < vkqc_model_layer_count(guard.model, 0); ++l) {
     vkqc_layer_info li;
     vkqc_model_layer_info(guard.model, 0, l, &li);
@@ -475,6 +479,116 @@ TEST(Conv2d, DepthwiseComputedByThePointwiseConvolution) {
         if (!(std::fabs(got - w[i]) <= tol) && ++bad <= 5) ADD_FAILURE() << out_name << "[" << i << "] = " << got << ", reference " << w[i];
       }
       EXPECT_EQ(bad, 0);
+    }
+}
+
+// An inverted-residual block's expand layer run by the previous block's kernel (fuse_rows.cc
+// conv_next, conv_rows_i8.comp VKQC_CHAIN): x -> depthwise 3x3 -> pointwise (-> add with a second
+// input) -> pointwise relu6 "ex" -> z. On a GPU profile with 12 storage buffers per stage
+// (android-16) the depthwise + pointwise kernel computes "ex" where its workgroups hold every
+// output word and the chained work per invocation is small; otherwise (a slice of the output
+// words, too much chained work, or lavapipe's CPU profile where the depthwise convolution is a
+// dispatch of its own) "ex" is a further dispatch of that layer; android-baseline-2022 (4 storage
+// buffers) keeps it a layer of its own, as kept intermediates do. Stride 2, batch 2, channel
+// counts not multiples of 4. Both outputs (z, and the block's output y or sum r) against the
+// reference within 1 LSB and bit for bit against the kept-intermediates program.
+TEST(Conv2d, PointwiseChainedIntoTheDepthwisePointwiseKernel) {
+  struct Case {
+    int64_t n, h, w, c, cout, cexp, stride;
+    bool residual, chained_on_gpu;
+  };
+  const Case cases[] = {
+      {1, 9, 9, 16, 24, 144, 2, false, true},  {2, 7, 5, 24, 24, 90, 1, true, true},
+      {1, 13, 11, 13, 7, 30, 1, false, true},  {1, 17, 3, 32, 64, 192, 1, true, true},
+      {1, 5, 7, 1000, 600, 40, 1, false, false},  // slices of the output words
+      {1, 6, 6, 8, 30, 1500, 1, false, false},    // 16 pixels x 375 words x 2 units over 128 invocations
+  };
+  uint32_t seed = 700;
+  for (const Case& cc : cases)
+    for (const char* profile : {"android-16", "", "android-baseline-2022"}) {
+      std::ostringstream where;
+      where << cc.n << "x" << cc.h << "x" << cc.w << "x" << cc.c << " -> " << cc.cout << (cc.residual ? " + add" : "")
+            << " -> " << cc.cexp << " stride " << cc.stride << " " << profile;
+      SCOPED_TRACE(where.str());
+      ConvCase dwc{cc.n, cc.h, cc.w, cc.c, 0, 3, cc.stride, 1, 1, true, 1, true, true, ir::Activation::Relu6};
+      ir::Graph g = MakeConv(dwc, seed++);
+      const int64_t oh = g.tensors[3].shape[1], ow = g.tensors[3].shape[2];
+      g.tensors[3].name = "h";
+      // Appends a pointwise q8to convolution of `in` (its weights, bias and output); returns the output.
+      auto pointwise = [&](const char* name, int in, int64_t cout, ir::Activation act) {
+        const ir::Graph pw = MakeConv({cc.n, oh, ow, g.tensors[size_t(in)].shape[3], cout, 1, 1, 1, 0, false, 1, true,
+                                       true, act}, seed++);
+        const int base = int(g.tensors.size());
+        for (size_t t = 1; t < pw.tensors.size(); ++t) g.tensors.push_back(pw.tensors[t]);
+        for (int t = 0; t < 3; ++t) g.tensors[size_t(base + t)].name = std::string(name) + "." + "wby"[t];
+        ir::Op op = pw.ops[0];
+        op.name = name;
+        op.inputs = {in, base, base + 1};
+        op.outputs = {base + 2};
+        g.ops.push_back(op);
+        return base + 2;
+      };
+      int block = pointwise("pw", 3, cc.cout, ir::Activation::None);
+      g.inputs = {0};
+      if (cc.residual) {
+        const auto shape = g.tensors[size_t(block)].shape;
+        g.tensors.push_back({"x2", shape, ir::DType::I8, ir::Quant{ir::Scheme::Q8TA, {0.04f}, {2}, 0, 0}, {}});
+        g.tensors.push_back({"r", shape, ir::DType::I8, ir::Quant{ir::Scheme::Q8TO, {0.05f}, {-1}, 0, 0}, {}});
+        const int x2 = int(g.tensors.size()) - 2, r = x2 + 1;
+        ir::Op add = gpu_test::MakeOp("add", ir::OpType::Add, {block, x2}, {r});
+        add.add.output_quant = *g.tensors[size_t(r)].quant;
+        g.ops.push_back(add);
+        g.inputs = {0, x2};
+        block = r;
+      }
+      const int z = pointwise("ex", block, cc.cexp, ir::Activation::Relu6);
+      g.outputs = {z, block};
+      auto p = LoadProfile(*profile ? profile : gpu_test::TestProfile());
+      ASSERT_TRUE(p.ok());
+      std::mt19937 rng(seed++);
+      std::map<std::string, std::vector<float>> in;
+      std::vector<std::vector<uint8_t>> bytes;
+      for (int t : g.inputs) {
+        std::vector<float> v(size_t(g.tensors[size_t(t)].NumElements(0)));
+        std::vector<uint8_t> b;
+        for (auto& e : v) {
+          e = float(int(rng() % 256) - 128);
+          b.push_back(uint8_t(int8_t(e)));
+        }
+        in[g.tensors[size_t(t)].name] = v;
+        bytes.push_back(b);
+      }
+      std::vector<Ran> runs;
+      for (bool keep : {false, true}) {
+        CompileOptions o;
+        o.keep_intermediates = keep;
+        auto bundle = CompileGraph(g, *p, o, 0);
+        ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+        runs.emplace_back();
+        ASSERT_NO_FATAL_FAILURE(RunBundle(*bundle, bytes, where.str(), &runs.back()));
+      }
+      const bool gpu16 = std::string(profile) == "android-16";
+      const bool marked = std::string(profile) != "android-baseline-2022";  // 6 storage buffers or more
+      EXPECT_EQ(runs[0].variant["pw"].find("_chain") != std::string::npos, gpu16 && cc.chained_on_gpu)
+          << runs[0].variant["pw"];
+      EXPECT_EQ(runs[0].variant["ex"] == "fused", marked) << runs[0].variant["ex"];
+      EXPECT_NE(runs[1].variant["ex"], "fused") << "kept intermediates";
+      EXPECT_EQ(runs[1].variant["pw"].find("_chain"), std::string::npos) << "kept intermediates";
+      ASSERT_EQ(runs[0].outs.size(), 2u);
+      EXPECT_EQ(runs[0].outs, runs[1].outs) << "chained and unchained programs differ";
+      auto want = ref::RunGraphDetailed(g, in, {});
+      ASSERT_TRUE(want.ok()) << want.error().message;
+      for (int o = 0; o < 2; ++o) {
+        const std::string name = g.tensors[size_t(g.outputs[size_t(o)])].name;
+        const auto& w = want->outputs.at(name);
+        ASSERT_EQ(runs[0].outs[size_t(o)].size(), w.size()) << name;
+        int bad = 0;
+        for (size_t i = 0; i < w.size(); ++i) {
+          const double got = double(int8_t(runs[0].outs[size_t(o)][i]));
+          if (!(std::fabs(got - w[i]) <= 1.0) && ++bad <= 5) ADD_FAILURE() << name << "[" << i << "] = " << got << ", reference " << w[i];
+        }
+        EXPECT_EQ(bad, 0) << name;
+      }
     }
 }
 

@@ -149,6 +149,7 @@ linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p) 
   linear::DispatchParams d;
   d.shader = {"conv_rows_i8.comp", {}};
   if (dw) d.shader.defines.push_back("VKQC_DWPW");
+  if (dw && l.chain) d.shader.defines.push_back("VKQC_CHAIN");
   if (gather) d.shader.defines.push_back("VKQC_GATHER");
   if (gather && gather->quantize) d.shader.defines.push_back("VKQC_GATHER_F32");
   if (pool) d.shader.defines.push_back("VKQC_POOL");
@@ -177,6 +178,14 @@ linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p) 
                           dw->packed->bias_off, uint32_t(g.c), px, px * units, dw->choice.words};
     for (uint32_t i = 0; i < 20; ++i) d.spec.push_back({12 + i, v[i]});
     d.shared_memory_bytes += px * units * 16;
+    if (const ChainInput* e = l.chain) {
+      const linear::PackedLinear& ep = *e->packed;
+      const uint32_t eunits = uint32_t((n + 15) / 16);  // its K is this layer's N
+      const uint32_t v2[] = {uint32_t(e->n), eunits, ep.kw, ep.scale_off, ep.wsum_off, ep.bias_off,
+                             linear::PackedK4(e->n), px * eunits};
+      for (uint32_t i = 0; i < 8; ++i) d.spec.push_back({32 + i, v2[i]});
+      d.shared_memory_bytes += px * eunits * 16;
+    }
     const uint64_t slices = (words + dw->choice.words - 1) / dw->choice.words;
     linear::SplitGroups((uint64_t(m) + px - 1) / px * slices, p.max_compute_work_group_count[0], d.group_count);
     d.group_count[2] = 1;
@@ -215,10 +224,15 @@ linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p) 
     uint32_t dw_flags;
     float dw_out_inv_scale;
     int32_t dw_out_zero_point;
-    uint32_t reserved1[3];
+    float e_act_scale;
+    int32_t e_act_zero_point;
+    uint32_t e_flags;
+    float e_out_inv_scale;
+    int32_t e_out_zero_point;
+    uint32_t reserved1[2];
   } push{lc.act_scale, lc.act_zero_point, l.flags, 1.0f / lc.out_scale, lc.out_zero_point, 1, 1, 0, 1, 0, 0, 1,
-         1,            0,                 0,       1,                    0,                {0, 0, 0}};
-  static_assert(sizeof(push) == 80);
+         1,            0,                 0,       1,                    0,                1, 0, 0, 1, 0, {0, 0}};
+  static_assert(sizeof(push) == 96);
   if (gather && gather->quantize) push.in_inv_scale = 1.0f / lc.act_scale;  // as Im2colDispatch
   if (pool) {  // as PoolDispatch
     push.out_scale = pool->pool.scale_a;
@@ -231,6 +245,14 @@ linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p) 
     push.dw_flags = dw->flags;
     push.dw_out_inv_scale = 1.0f / dw->consts.out_scale;
     push.dw_out_zero_point = dw->consts.out_zero_point;
+  }
+  if (dw && l.chain) {
+    const linear::LinearConsts& ec = l.chain->consts;
+    push.e_act_scale = ec.act_scale;
+    push.e_act_zero_point = ec.act_zero_point;
+    push.e_flags = l.chain->flags;
+    push.e_out_inv_scale = 1.0f / ec.out_scale;
+    push.e_out_zero_point = ec.out_zero_point;
   }
   if (const FusedAdd* fused = l.fused) {
     push.out_scale = fused->add.scale_b;

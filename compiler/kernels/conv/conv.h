@@ -134,9 +134,26 @@ struct PoolInput {
 };
 PoolInput SelectPool(int64_t pixels, int64_t k, int64_t n, const TargetProfile& p);
 
+// The pointwise int8 convolution that reads a VKQC_DWPW layer's output (or its fused add's sum),
+// computed by that layer's kernel (passes/fuse_rows.cc conv_next; conv_rows_i8.comp's
+// VKQC_CHAIN): where the workgroup holds every output word of its pixels (no slices), the pixels'
+// output rows go to shared memory and the workgroup computes the chained convolution's output words
+// of the same pixels from there. At most kChainUnits units of its K per invocation in all (its
+// output words of the workgroup's pixels over the workgroup, times its K's units).
+constexpr uint32_t kChainUnits = 16;
+struct ChainInput {
+  const linear::PackedLinear* packed = nullptr;  // its q8csw weights (the linear family's region)
+  int64_t n = 1;                                 // its output channels
+  linear::LinearConsts consts;                   // its input (this layer's output) and output parameters
+  uint32_t flags = 0;                            // its bias / relu / relu6
+};
+// Whether a VKQC_DWPW layer of K `k`, N `n` with `dw` chosen can compute a chained pointwise
+// convolution of `chain_n` output channels in its kernel (`why` says why not).
+bool CanChain(int64_t k, int64_t n, const DwpwChoice& dw, int64_t chain_n, const TargetProfile& p, std::string* why);
+
 // One dispatch of the rows kernel. Bindings: x (with `dw`: the depthwise convolution's input;
 // with `gather`: the convolution's input), w, y (the sum with `fused`, the pool's output with `pool`), [the add's other operand,
-// [the convolution's own output when kept]], [the depthwise weights].
+// [the convolution's own output when kept]], [the depthwise weights, [the chained weights, its output]].
 struct RowsLayer {
   int64_t m = 1, k = 1, n = 1;
   RowsChoice rows;
@@ -148,6 +165,7 @@ struct RowsLayer {
   const DepthwiseInput* dw = nullptr;
   const GatherInput* gather = nullptr;
   const PoolInput* pool = nullptr;
+  const ChainInput* chain = nullptr;  // with dw: [the chained weights, the chained output] after the depthwise weights
 };
 linear::DispatchParams RowsDispatch(const RowsLayer& l, const TargetProfile& p);
 

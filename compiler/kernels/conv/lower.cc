@@ -165,6 +165,11 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   const int dwi = ctx.fuse().conv_dw[i];
   DepthwiseInput dw = dwi >= 0 ? DepthwiseOf(ctx, size_t(dwi)) : DepthwiseInput{};
   bool dw_in_kernel = false;
+  // The pointwise convolution that reads this layer's output (or its add's sum), computed by this layer.
+  const int next = ctx.fuse().conv_next[i];
+  ChainInput chain;
+  bool chain_in_kernel = false;
+  std::string chain_apart = "the depthwise convolution is not in the kernel";
   // The global average pool that reads this layer's output, computed by this layer.
   const int pool = ctx.fuse().conv_pool[i];
   PoolInput pin;
@@ -225,6 +230,27 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
         dw_in_kernel = dw.choice.use && !keep && buffers >= 4u + (fused_in_kernel ? 1u : 0u);
       }
     }
+    if (next >= 0 && dw_in_kernel) {
+      const ir::Op& eo = ctx.op(size_t(next));
+      const Packed& ep = ctx.KeptAs<Packed>(size_t(next));
+      const int source = fused_in_kernel ? ctx.op(size_t(add)).outputs[0] : op.outputs[0];
+      const ir::Tensor& et = ctx.tensor(eo.inputs[0]);
+      chain.packed = &ep.gemm;
+      chain.n = ctx.tensor(eo.inputs[1]).shape[0];
+      chain.consts.act_scale = QScale(*et.quant);
+      chain.consts.act_zero_point = QZero(*et.quant);
+      chain.consts.out_scale = QScale(eo.conv2d.output_quant);
+      chain.consts.out_zero_point = QZero(eo.conv2d.output_quant);
+      chain.flags = ConvFlags(eo);
+      if (!out_q8 || eo.inputs[0] != source)
+        chain_apart = "it reads the add's sum, which is a dispatch of its own";
+      else if (ep.choice.algo != ConvAlgo::Pointwise)
+        chain_apart = "its weights are not packed for the rows kernel";
+      else if (buffers < 6u + (fused_in_kernel ? 1u : 0u))
+        chain_apart = "the target's storage buffers per stage";
+      else
+        chain_in_kernel = CanChain(geo.k(), cout, dw.choice, chain.n, ctx.profile(), &chain_apart);
+    }
     if (pool >= 0 && rows.use && out_q8 && !keep && !dw_in_kernel) {
       pin = SelectPool(geo.oh * geo.ow, geo.k(), cout, ctx.profile());
       const ir::Op& po = ctx.op(size_t(pool));
@@ -246,6 +272,10 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
       if (dw_in_kernel) {
         binds[0] = ctx.Read(ctx.op(size_t(dwi)).inputs[0]);
         binds.push_back(ctx.Constants(size_t(dwi)));
+        if (chain_in_kernel) {
+          binds.push_back(ctx.Constants(size_t(next)));
+          binds.push_back(ctx.Write(ctx.op(size_t(next)).outputs[0]));
+        }
       }
       if (pin.use) binds[2] = ctx.Write(ctx.op(size_t(pool)).outputs[0]);
       RowsLayer rl;
@@ -262,10 +292,11 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
       rl.dw = dw_in_kernel ? &dw : nullptr;
       rl.gather = gather.use ? &gather : nullptr;
       rl.pool = pin.use ? &pin : nullptr;
+      rl.chain = chain_in_kernel ? &chain : nullptr;
       ctx.Dispatch(RowsDispatch(rl, ctx.profile()), binds);
       pl.variant = "conv2d_" + kind + "i8_q8csw" + (out_q8 ? "_q8to" : "") + (dot ? "_dot" : "_i32") + "_rows" +
                    (gather.use ? "_gather" : "") + (dw_in_kernel ? "_dw" : "") + (fused_in_kernel ? "_add" : "") +
-                   (pin.use ? "_pool" : "");
+                   (pin.use ? "_pool" : "") + (chain_in_kernel ? "_chain" : "");
       std::string algo = c.choice.reason;
       const std::string cols_note = "im2col into packed int8 rows, then GEMM";
       if (gather.use && algo.find(cols_note) != std::string::npos)
@@ -317,6 +348,22 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
                    {ctx.Read(ao.inputs[0]), ctx.Read(ao.inputs[1]), ctx.Write(ao.outputs[0])});
     pl.reason += std::string("; computes the add '") + ao.name + "' that reads its output" +
                  (fused_in_kernel ? " in the same dispatch" : " (a second dispatch of this layer)");
+  }
+  if (next >= 0) {
+    const ir::Op& eo = ctx.op(size_t(next));
+    std::string note = std::string("; computes the pointwise convolution '") + eo.name + "' that reads its output";
+    if (chain_in_kernel) {
+      pl.reason += note + " in the same dispatch (its rows in shared memory, " + std::to_string(chain.n) +
+                   " output channels of the workgroup's pixels from there)";
+      pl.weight_bytes += ctx.ConstantBytes(size_t(next));
+      pl.flops += 2ull * geo.rows() * uint64_t(chain.n) * uint64_t(cout);
+    } else {  // its own lowering, as a further dispatch of this layer
+      PlanLayer el;
+      VKQC_TRY(Lower(ctx, size_t(next), el));
+      pl.reason += note + " (a further dispatch of this layer, " + el.variant + ": " + chain_apart + ")";
+      pl.weight_bytes += el.weight_bytes;
+      pl.flops += el.flops;
+    }
   }
   pl.integer_path = !weight_only;
   pl.detail = det.str();

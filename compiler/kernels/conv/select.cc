@@ -170,4 +170,24 @@ DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p) {
   return c;
 }
 
+bool CanChain(int64_t k, int64_t n, const DwpwChoice& dw, int64_t chain_n, const TargetProfile& p, std::string* why) {
+  const uint64_t words = (uint64_t(n) + 3) / 4, units = (uint64_t(k) + 15) / 16;
+  if (dw.words < words) {
+    *why = "its workgroups take a slice of the output words";
+    return false;
+  }
+  const uint64_t eunits = (uint64_t(n) + 15) / 16, ewords = (uint64_t(chain_n) + 3) / 4;
+  const uint64_t per_invocation = (uint64_t(dw.pixels) * ewords + dw.workgroup - 1) / dw.workgroup * eunits;
+  if (per_invocation > kChainUnits) {
+    *why = std::to_string(per_invocation) + " units of its K per invocation (more than " + std::to_string(kChainUnits) + ")";
+    return false;
+  }
+  const uint64_t shared = (uint64_t(dw.pixels) * (units + eunits) + (dw.lanes > 1 ? dw.workgroup : 1)) * 16;
+  if (shared > p.max_compute_shared_memory_size) {
+    *why = "the shared memory";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace vkqc::conv
