@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call (issue 15, the CNN): the pointwise convolution that reads a depthwise + pointwise
 # layer's output computed by that layer's kernel (conv_rows_i8.comp VKQC_CHAIN), vkqc, against
-# the previous main (vkqc_old), same machine: the conv GPU tests with the probed profile and
+# the previous main (vkqc_old), same machine (compile variants in $VARIANTS, as bench/device_cnn.sh): the conv GPU tests with the probed profile and
 # validation on, then the MobileNetV2-shaped CNN (bench/device_cnn.sh: reference-checked per op and
 # end to end, per-layer timestamps) in two alternating rounds, then whole-program times alternating.
 # Carry .gl and .dev (.dev/bin.tar.xz: vkqc_old, vkqc, vkqc_gpu_tests). Output also in $OUT/log.txt.
@@ -16,10 +16,16 @@ VKQC_TEST_PROFILE=$P timeout 200 .dev/x/vkqc_gpu_tests --gtest_filter='Conv2d.*:
 echo "rc=$?"; grep -E '^\[  (PASSED|FAILED)|tests ran|Failure' $OUT/tests.log | head -12
 for round in 1 2; do
   t "round $round"
-  BINS="vkqc_old vkqc" TARGETS=nvidia-hopper timeout 150 bash bench/device_cnn.sh 2>&1 | grep -v "^\["
+  VARIANTS="${VARIANTS:-default:}" BINS="vkqc_old vkqc" TARGETS=nvidia-hopper timeout 200 bash bench/device_cnn.sh 2>&1 | grep -v "^\["
   mkdir -p $OUT/r$round && mv $OUT/bench_* $OUT/inspect_* $OUT/r$round/ 2>/dev/null
 done
 python3 examples/mobilenetv2/make_example.py /tmp/cnn > /dev/null
 for b in vkqc_old vkqc; do .dev/x/$b compile /tmp/cnn/graph.json --target nvidia-hopper -o /tmp/w_$b.vkqb > /dev/null; done
-for round in 1 2 3; do for b in vkqc_old vkqc; do whole $b /tmp/w_$b.vkqb "w$round $b CNN" --min-ms 1000; done; done
+for u in ${WHOLE_UNITS:-}; do  # vkqc with VKQC_CHAIN_LANE_UNITS=u as "vkqc:u"
+  VKQC_CHAIN_LANE_UNITS=$u .dev/x/vkqc compile /tmp/cnn/graph.json --target nvidia-hopper -o /tmp/w_u$u.vkqb > /dev/null
+done
+for round in 1 2 3; do
+  for b in vkqc_old vkqc; do whole $b /tmp/w_$b.vkqb "w$round $b CNN" --min-ms 1000; done
+  for u in ${WHOLE_UNITS:-}; do whole vkqc /tmp/w_u$u.vkqb "w$round vkqc:$u CNN" --min-ms 1000; done
+done
 t done

@@ -97,7 +97,9 @@ struct DwpwChoice {
   uint32_t workgroup = 128, lanes = 1, words = 1, pixels = 1;
   std::string reason;
 };
-DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p);
+// all_words_lane_units > 0: every output word in the workgroup (for a chained convolution,
+// CanChain), lanes of at most that many units of K; not used where that does not fit.
+DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all_words_lane_units = 0);
 struct DepthwiseInput {
   ConvGeometry geometry;           // of the depthwise convolution
   const PackedDepthwise* packed = nullptr;
@@ -141,6 +143,9 @@ PoolInput SelectPool(int64_t pixels, int64_t k, int64_t n, const TargetProfile& 
 // of the same pixels from there. At most kChainUnits units of its K per invocation in all (its
 // output words of the workgroup's pixels over the workgroup, times its K's units).
 constexpr uint32_t kChainUnits = 16;
+// A layer whose workgroups would take a slice of its output words widens them to all of its words
+// for a chained convolution (fewer lanes, so more units of K each) up to this many units per lane.
+constexpr uint32_t kChainLaneUnits = 4;
 struct ChainInput {
   const linear::PackedLinear* packed = nullptr;  // its q8csw weights (the linear family's region)
   int64_t n = 1;                                 // its output channels

@@ -4,6 +4,7 @@
 // input, no activation quantization) run dense layers as f32 im2col + the linear family's float
 // GEMM/GEMV (weights dequantized in the shader) and grouped/depthwise ones on the direct kernel's
 // f32 variant.
+#include <cstdlib>
 #include <sstream>
 
 #include "compiler/emit/bundle_plan.h"
@@ -227,6 +228,17 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
       // depthwise output written, so it runs as a dispatch of its own then.
       if (dwi >= 0) {
         dw.choice = SelectDwpw(geo.k(), cout, ctx.profile());
+        // A chained convolution needs every output word in the workgroup: fewer lanes where that
+        // is what keeps them apart.
+        if (next >= 0 && dw.choice.use && dw.choice.words < uint32_t((cout + 3) / 4)) {
+          const char* env = std::getenv("VKQC_CHAIN_LANE_UNITS");  // (measurement only)
+          const uint32_t cap = env ? uint32_t(std::atoi(env)) : kChainLaneUnits;
+          const DwpwChoice whole = cap ? SelectDwpw(geo.k(), cout, ctx.profile(), cap) : DwpwChoice{};
+          std::string why;
+          if (whole.use &&
+              CanChain(geo.k(), cout, whole, ctx.tensor(ctx.op(size_t(next)).inputs[1]).shape[0], ctx.profile(), &why))
+            dw.choice = whole;
+        }
         dw_in_kernel = dw.choice.use && !keep && buffers >= 4u + (fused_in_kernel ? 1u : 0u);
       }
     }

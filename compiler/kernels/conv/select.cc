@@ -142,7 +142,7 @@ PoolInput SelectPool(int64_t pixels, int64_t k, int64_t n, const TargetProfile& 
   return c;
 }
 
-DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p) {
+DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all_words_lane_units) {
   DwpwChoice c;
   if (HasQuirk(p, "cpu_device")) {
     c.reason = "a CPU device";
@@ -151,10 +151,21 @@ DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p) {
   // Lanes: at most kDwpwLaneUnits units of K each, up to 16 (32 lanes halve the output words a
   // workgroup takes and so double the slices that recompute the depthwise outputs); then as many
   // output words as the workgroup holds (a slice of them where they do not all fit), then pixels.
+  // With all_words_lane_units: every output word in the workgroup, lanes only while they still fit,
+  // at most that many units of K each.
   const uint32_t wg = Workgroup(p);
   const uint64_t words = (uint64_t(n) + 3) / 4, units = (uint64_t(k) + 15) / 16;
   c.workgroup = wg;
-  while (c.lanes < 16 && c.lanes * 2 <= wg && (units + c.lanes - 1) / c.lanes > kDwpwLaneUnits) c.lanes *= 2;
+  if (all_words_lane_units) {
+    while (c.lanes < 16 && c.lanes * 2 * words <= wg && (units + c.lanes - 1) / c.lanes > kDwpwLaneUnits) c.lanes *= 2;
+    if (words * c.lanes > wg || (units + c.lanes - 1) / c.lanes > all_words_lane_units) {
+      c.reason = "every output word in a workgroup would take more than " + std::to_string(all_words_lane_units) +
+                 " units of K per lane";
+      return c;
+    }
+  } else {
+    while (c.lanes < 16 && c.lanes * 2 <= wg && (units + c.lanes - 1) / c.lanes > kDwpwLaneUnits) c.lanes *= 2;
+  }
   c.words = uint32_t(std::min<uint64_t>(words, wg / c.lanes));
   c.pixels = uint32_t(wg / (uint64_t(c.words) * c.lanes));
   if ((uint64_t(c.pixels) * units + (c.lanes > 1 ? wg : 0)) * 16 > p.max_compute_shared_memory_size) {
