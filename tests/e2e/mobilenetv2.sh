@@ -40,8 +40,9 @@ else
 fi
 vk inspect "$WORK/m-a16n.vkqb"
 if out_has "_rows_dw_add" && out_has "pixel(s) x" && out_has "conv2d_im2col_i8_q8csw_q8to_i32_rows_gather" &&
-   out_has "conv2d_pointwise_i8_q8csw_q8to_i32_rows_pool"; then
-  ok "inspect (android-16): depthwise convolutions, the stem's im2col and the global pool inside the kernels"
+   out_has "conv2d_pointwise_i8_q8csw_q8to_i32_rows_pool" && out_has "_rows_dw_chain" &&
+   out_has "computes the pointwise convolution 'conv4' that reads its output in the same dispatch"; then
+  ok "inspect (android-16): depthwise convolutions, expand layers, the stem's im2col and the global pool inside the kernels"
 else
   fail "inspect (android-16) of the depthwise + pointwise kernel" "$(last_run_report)"
 fi

@@ -351,6 +351,36 @@ TEST(SelectDwpw, LanesSlicesPixels) {
   EXPECT_EQ(cpu.reason, "a CPU device");
 }
 
+// A chained convolution (conv.h CanChain): the layer's workgroups must hold every output word
+// (widened to them with fewer lanes, up to kChainLaneUnits units each: SelectDwpw's
+// all_words_lane_units), and the chained words x units per invocation stay within kChainUnits.
+TEST(SelectDwpw, ChainedConvolution) {
+  auto h = LoadProfile("nvidia-hopper");
+  ASSERT_TRUE(h.ok());
+  std::string why;
+  // MobileNetV2's 112x112 project (4 words, 32 pixels) and its expand to 96: 768 words over 128
+  // invocations, 1 unit each.
+  EXPECT_TRUE(CanChain(32, 16, SelectDwpw(32, 16, *h), 96, *h, &why)) << why;
+  // 14x14, K 384, N 64: 16 lanes take 8 of 16 words; all 16 words on 8 lanes (3 units each).
+  const DwpwChoice sliced = SelectDwpw(384, 64, *h);
+  EXPECT_EQ(sliced.words, 8u);
+  EXPECT_FALSE(CanChain(384, 64, sliced, 384, *h, &why));
+  EXPECT_EQ(why, "its workgroups take a slice of the output words");
+  const DwpwChoice whole = SelectDwpw(384, 64, *h, kChainLaneUnits);
+  ASSERT_TRUE(whole.use) << whole.reason;
+  EXPECT_EQ(whole.words, 16u);
+  EXPECT_EQ(whole.lanes, 8u);
+  EXPECT_EQ(whole.pixels, 1u);
+  EXPECT_TRUE(CanChain(384, 64, whole, 384, *h, &why)) << why;
+  // 14x14, K 576, N 96: 24 words on 4 lanes would take 9 units each.
+  const DwpwChoice wide = SelectDwpw(576, 96, *h, kChainLaneUnits);
+  EXPECT_FALSE(wide.use);
+  EXPECT_NE(wide.reason.find("more than 4 units"), std::string::npos) << wide.reason;
+  // Too much chained work: 16 pixels x 375 words x 2 units over 128 invocations.
+  EXPECT_FALSE(CanChain(8, 30, SelectDwpw(8, 30, *h), 1500, *h, &why));
+  EXPECT_NE(why.find("units of its K per invocation"), std::string::npos) << why;
+}
+
 // The rows kernel gathers an im2col'd layer's rows itself where K <= 64 (not for pointwise layers,
 // nor where the rows kernel is not taken): one output word per invocation on GPUs, all of a row's
 // on CPU devices.
