@@ -202,6 +202,23 @@ void RunBundle(const std::vector<uint8_t>& bundle, const std::vector<std::vector
   }
 }
 
+// Random int8 codes for every graph input: as floats by name (the reference's inputs) and as bytes
+// in the graph's input order (the bundle's).
+void RandomInt8Inputs(const ir::Graph& g, uint32_t seed, std::map<std::string, std::vector<float>>* in,
+                      std::vector<std::vector<uint8_t>>* bytes) {
+  std::mt19937 rng(seed);
+  for (int t : g.inputs) {
+    std::vector<float> v(size_t(g.tensors[size_t(t)].NumElements(0)));
+    std::vector<uint8_t> b;
+    for (auto& e : v) {
+      e = float(int(rng() % 256) - 128);
+      b.push_back(uint8_t(int8_t(e)));
+    }
+    (*in)[g.tensors[size_t(t)].name] = v;
+    bytes->push_back(b);
+  }
+}
+
 TEST(Conv2d, MatchesReferenceIntDot) {
   uint32_t seed = 10;
   for (const auto& cc : kCases) CheckConv(cc, linear::Accum::IntDot, seed++);
@@ -425,19 +442,9 @@ TEST(Conv2d, DepthwiseComputedByThePointwiseConvolution) {
       }
       auto p = LoadProfile(*profile ? profile : gpu_test::TestProfile());
       ASSERT_TRUE(p.ok());
-      std::mt19937 rng(seed++);
       std::map<std::string, std::vector<float>> in;
       std::vector<std::vector<uint8_t>> bytes;
-      for (int t : g.inputs) {
-        std::vector<float> v(size_t(g.tensors[size_t(t)].NumElements(0)));
-        std::vector<uint8_t> b;
-        for (auto& e : v) {
-          e = float(int(rng() % 256) - 128);
-          b.push_back(uint8_t(int8_t(e)));
-        }
-        in[g.tensors[size_t(t)].name] = v;
-        bytes.push_back(b);
-      }
+      RandomInt8Inputs(g, seed++, &in, &bytes);
       std::vector<std::vector<uint8_t>> outs;
       std::vector<std::string> pw_variants;
       for (bool keep : {false, true}) {
@@ -545,19 +552,9 @@ TEST(Conv2d, PointwiseChainedIntoTheDepthwisePointwiseKernel) {
       g.outputs = {z, block};
       auto p = LoadProfile(*profile ? profile : gpu_test::TestProfile());
       ASSERT_TRUE(p.ok());
-      std::mt19937 rng(seed++);
       std::map<std::string, std::vector<float>> in;
       std::vector<std::vector<uint8_t>> bytes;
-      for (int t : g.inputs) {
-        std::vector<float> v(size_t(g.tensors[size_t(t)].NumElements(0)));
-        std::vector<uint8_t> b;
-        for (auto& e : v) {
-          e = float(int(rng() % 256) - 128);
-          b.push_back(uint8_t(int8_t(e)));
-        }
-        in[g.tensors[size_t(t)].name] = v;
-        bytes.push_back(b);
-      }
+      RandomInt8Inputs(g, seed++, &in, &bytes);
       std::vector<Ran> runs;
       for (bool keep : {false, true}) {
         CompileOptions o;
