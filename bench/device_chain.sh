@@ -5,16 +5,18 @@
 # validation on, then the MobileNetV2-shaped CNN (bench/device_cnn.sh: reference-checked per op and
 # end to end, per-layer timestamps) in two alternating rounds, then whole-program times alternating.
 # Carry .gl and .dev (.dev/bin.tar.xz: vkqc_old, vkqc, vkqc_gpu_tests). Output also in $OUT/log.txt.
-# usage (on the device, repo root): bash bench/device_chain.sh
+# usage (on the device, repo root): [SKIP_TESTS=1] [ROUNDS=n] bash bench/device_chain.sh
 set -u
 export OUT
 exec > >(tee $OUT/log.txt) 2>&1
 source bench/device_env.sh
 PROBE=1 device_setup .dev/x/vkqc
-t "conv GPU tests (probed profile, validation on)"
-VKQC_TEST_PROFILE=$P timeout 200 .dev/x/vkqc_gpu_tests --gtest_filter='Conv2d.*:Cnn*' > $OUT/tests.log 2>&1
-echo "rc=$?"; grep -E '^\[  (PASSED|FAILED)|tests ran|Failure' $OUT/tests.log | head -12
-for round in 1 2; do
+if [ -z "${SKIP_TESTS:-}" ]; then
+  t "conv GPU tests (probed profile, validation on)"
+  VKQC_TEST_PROFILE=$P timeout 200 .dev/x/vkqc_gpu_tests --gtest_filter="${TEST_FILTER:-Conv2d.*:Cnn*}" > $OUT/tests.log 2>&1
+  echo "rc=$?"; grep -E '^\[  (PASSED|FAILED)|tests ran|Failure' $OUT/tests.log | head -12
+fi
+for round in $(seq ${ROUNDS:-2}); do
   t "round $round"
   VARIANTS="${VARIANTS:-default:}" BINS="vkqc_old vkqc" TARGETS=nvidia-hopper timeout 200 bash bench/device_cnn.sh 2>&1 | grep -v "^\["
   mkdir -p $OUT/r$round && mv $OUT/bench_* $OUT/inspect_* $OUT/r$round/ 2>/dev/null
