@@ -169,7 +169,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
   // The pointwise convolution that reads this layer's output (or its add's sum), computed by this layer.
   const int next = ctx.fuse().conv_next[i];
   ChainInput chain;
-  bool chain_in_kernel = false;
+  bool chain_ready = false, chain_in_kernel = false;
   std::string chain_apart = "the depthwise convolution is not in the kernel";
   // The global average pool that reads this layer's output, computed by this layer.
   const int pool = ctx.fuse().conv_pool[i];
@@ -224,45 +224,46 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
     if (rows.use) {
       fused_in_kernel = add >= 0 && out_q8 && add_params.zero_point_b == lc.out_zero_point &&
                         (!keep || buffers >= 5);
+      // The chained convolution's parameters, and whether it could run in the kernel apart from
+      // the workgroup's shape (that is chosen next).
+      if (next >= 0) {
+        const ir::Op& eo = ctx.op(size_t(next));
+        const Packed& ep = ctx.KeptAs<Packed>(size_t(next));
+        const ir::Tensor& et = ctx.tensor(eo.inputs[0]);
+        chain.packed = &ep.gemm;
+        chain.n = ctx.tensor(eo.inputs[1]).shape[0];
+        chain.consts.act_scale = QScale(*et.quant);
+        chain.consts.act_zero_point = QZero(*et.quant);
+        chain.consts.out_scale = QScale(eo.conv2d.output_quant);
+        chain.consts.out_zero_point = QZero(eo.conv2d.output_quant);
+        chain.flags = ConvFlags(eo);
+        if (eo.inputs[0] != (fused_in_kernel ? ctx.op(size_t(add)).outputs[0] : op.outputs[0]))
+          chain_apart = "it reads the add's sum, which is a dispatch of its own";
+        else if (ep.choice.algo != ConvAlgo::Pointwise)
+          chain_apart = "its weights are not packed for the rows kernel";
+        else if (buffers < 6u + (fused_in_kernel ? 1u : 0u))
+          chain_apart = "the target's storage buffers per stage";
+        else
+          chain_ready = out_q8 && !keep;
+      }
       // x, w, y, the depthwise weights (+ the add's other operand). Kept intermediates need the
       // depthwise output written, so it runs as a dispatch of its own then.
       if (dwi >= 0) {
         dw.choice = SelectDwpw(geo.k(), cout, ctx.profile());
         // A chained convolution needs every output word in the workgroup: fewer lanes where that
         // is what keeps them apart.
-        if (next >= 0 && dw.choice.use && dw.choice.words < uint32_t((cout + 3) / 4)) {
+        if (chain_ready && dw.choice.use && dw.choice.words < uint32_t((cout + 3) / 4)) {
           const char* env = std::getenv("VKQC_CHAIN_LANE_UNITS");  // (measurement only)
           const uint32_t cap = env ? uint32_t(std::atoi(env)) : kChainLaneUnits;
           const DwpwChoice whole = cap ? SelectDwpw(geo.k(), cout, ctx.profile(), cap) : DwpwChoice{};
           std::string why;
-          if (whole.use &&
-              CanChain(geo.k(), cout, whole, ctx.tensor(ctx.op(size_t(next)).inputs[1]).shape[0], ctx.profile(), &why))
-            dw.choice = whole;
+          if (whole.use && CanChain(geo.k(), cout, whole, chain.n, ctx.profile(), &why)) dw.choice = whole;
         }
         dw_in_kernel = dw.choice.use && !keep && buffers >= 4u + (fused_in_kernel ? 1u : 0u);
       }
     }
-    if (next >= 0 && dw_in_kernel) {
-      const ir::Op& eo = ctx.op(size_t(next));
-      const Packed& ep = ctx.KeptAs<Packed>(size_t(next));
-      const int source = fused_in_kernel ? ctx.op(size_t(add)).outputs[0] : op.outputs[0];
-      const ir::Tensor& et = ctx.tensor(eo.inputs[0]);
-      chain.packed = &ep.gemm;
-      chain.n = ctx.tensor(eo.inputs[1]).shape[0];
-      chain.consts.act_scale = QScale(*et.quant);
-      chain.consts.act_zero_point = QZero(*et.quant);
-      chain.consts.out_scale = QScale(eo.conv2d.output_quant);
-      chain.consts.out_zero_point = QZero(eo.conv2d.output_quant);
-      chain.flags = ConvFlags(eo);
-      if (!out_q8 || eo.inputs[0] != source)
-        chain_apart = "it reads the add's sum, which is a dispatch of its own";
-      else if (ep.choice.algo != ConvAlgo::Pointwise)
-        chain_apart = "its weights are not packed for the rows kernel";
-      else if (buffers < 6u + (fused_in_kernel ? 1u : 0u))
-        chain_apart = "the target's storage buffers per stage";
-      else
-        chain_in_kernel = CanChain(geo.k(), cout, dw.choice, chain.n, ctx.profile(), &chain_apart);
-    }
+    if (chain_ready && dw_in_kernel)
+      chain_in_kernel = CanChain(geo.k(), cout, dw.choice, chain.n, ctx.profile(), &chain_apart);
     if (pool >= 0 && rows.use && out_q8 && !keep && !dw_in_kernel) {
       pin = SelectPool(geo.oh * geo.ow, geo.k(), cout, ctx.profile());
       const ir::Op& po = ctx.op(size_t(pool));
