@@ -327,16 +327,13 @@ void main() {
   if (live && m0 + p < M) finish_row(m0 + p, w4, acc, wsum, sw, bias);
 }
 #else
-  // (Every invocation reaches the barriers below.) The rows' words past N stay zero: the chained
-  // weights are zero there.
-  for (uint jj = t; jj < YS * 4u; jj += WG) ys[jj / 4u][jj % 4u] = 0u;
+  // (Every invocation reaches the barriers below.) The rows' words past N are never written: the
+  // chained weights are zero there, so they add nothing whatever the shared memory holds.
   if (L > 1u) {
     red[t] = acc;
     barrier();
     if (lane == 0u)
       for (uint l = 1u; l < L; ++l) acc += red[t + l];
-  } else {
-    barrier();  // the zeros above before the words below
   }
   if (lane == 0u && live && m0 + p < M) ys[p * EKU + w4 / 4u][w4 % 4u] = finish_row(m0 + p, w4, acc, wsum, sw, bias);
   barrier();
@@ -352,6 +349,8 @@ void main() {
       eacc += ivec4(dot16(xu, ew4[ne.x * (EKW / 4u) + u]), dot16(xu, ew4[ne.y * (EKW / 4u) + u]),
                     dot16(xu, ew4[ne.z * (EKW / 4u) + u]), dot16(xu, ew4[ne.w * (EKW / 4u) + u]));
     }
+    // channel_value's arithmetic on the chained convolution's parameters (a copy, not a shared
+    // function with parameters: channel_value's code is what the other variants were timed with).
     uint word = 0u;
     [[unroll]] for (uint c = 0u; c < 4u; ++c) {
       const uint ch = e4 * 4u + c;
