@@ -5,6 +5,8 @@
 # validation on, then the MobileNetV2-shaped CNN (bench/device_cnn.sh: reference-checked per op and
 # end to end, per-layer timestamps) in two alternating rounds, then whole-program times alternating.
 # Carry .gl and .dev (.dev/bin.tar.xz: vkqc_old, vkqc, vkqc_gpu_tests). Output also in $OUT/log.txt.
+# WHOLE_VARIANTS "name:ENV=value ...;...": vkqc's compile under those variables in the whole-program rounds too
+# (session 22: VKQC_CHAIN_LANE_UNITS, VKQC_CHAIN_WORKGROUP).
 # usage (on the device, repo root): [SKIP_TESTS=1] [ROUNDS=n] bash bench/device_chain.sh
 set -u
 export OUT
@@ -23,11 +25,13 @@ for round in $(seq ${ROUNDS:-2}); do
 done
 python3 examples/mobilenetv2/make_example.py /tmp/cnn > /dev/null
 for b in vkqc_old vkqc; do .dev/x/$b compile /tmp/cnn/graph.json --target nvidia-hopper -o /tmp/w_$b.vkqb > /dev/null; done
-for u in ${WHOLE_UNITS:-}; do  # vkqc with VKQC_CHAIN_LANE_UNITS=u as "vkqc:u"
-  VKQC_CHAIN_LANE_UNITS=$u .dev/x/vkqc compile /tmp/cnn/graph.json --target nvidia-hopper -o /tmp/w_u$u.vkqb > /dev/null
+IFS=';' read -ra wv <<< "${WHOLE_VARIANTS:-}"  # "name:ENV=value ...;...": vkqc compiled with those as "vkqc:name"
+for v in "${wv[@]}"; do
+  env ${v#*:} .dev/x/vkqc compile /tmp/cnn/graph.json --target nvidia-hopper -o /tmp/w_v${v%%:*}.vkqb > /dev/null
+  echo "vkqc:${v%%:*} ($(.dev/x/vkqc inspect /tmp/w_v${v%%:*}.vkqb | grep -m1 '^program'))"
 done
 for round in 1 2 3; do
   for b in vkqc_old vkqc; do whole $b /tmp/w_$b.vkqb "w$round $b CNN" --min-ms 1000; done
-  for u in ${WHOLE_UNITS:-}; do whole vkqc /tmp/w_u$u.vkqb "w$round vkqc:$u CNN" --min-ms 1000; done
+  for v in "${wv[@]}"; do whole vkqc /tmp/w_v${v%%:*}.vkqb "w$round vkqc:${v%%:*} CNN" --min-ms 1000; done
 done
 t done

@@ -99,7 +99,8 @@ struct DwpwChoice {
 };
 // all_words_lane_units > 0: every output word in the workgroup (for a chained convolution,
 // CanChain), lanes of at most that many units of K; not used where that does not fit.
-DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all_words_lane_units = 0);
+DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all_words_lane_units = 0,
+                      uint32_t max_workgroup = 0);
 struct DepthwiseInput {
   ConvGeometry geometry;           // of the depthwise convolution
   const PackedDepthwise* packed = nullptr;

@@ -255,7 +255,9 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
         if (chain_ready && dw.choice.use && dw.choice.words < uint32_t((cout + 3) / 4)) {
           const char* env = std::getenv("VKQC_CHAIN_LANE_UNITS");  // (measurement only)
           const uint32_t cap = env ? uint32_t(std::atoi(env)) : kChainLaneUnits;
-          const DwpwChoice whole = cap ? SelectDwpw(geo.k(), cout, ctx.profile(), cap) : DwpwChoice{};
+          const char* wenv = std::getenv("VKQC_CHAIN_WORKGROUP");  // (measurement only)
+          const uint32_t top = wenv ? uint32_t(std::atoi(wenv)) : 0;
+          const DwpwChoice whole = cap ? SelectDwpw(geo.k(), cout, ctx.profile(), cap, top) : DwpwChoice{};
           std::string why;
           if (whole.use && CanChain(geo.k(), cout, whole, chain.n, ctx.profile(), &why)) dw.choice = whole;
         }
