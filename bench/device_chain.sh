@@ -6,7 +6,8 @@
 # end to end, per-layer timestamps) in two alternating rounds, then whole-program times alternating.
 # Carry .gl and .dev (.dev/bin.tar.xz: vkqc_old, vkqc, vkqc_gpu_tests). Output also in $OUT/log.txt.
 # WHOLE_VARIANTS "name:ENV=value ...;...": vkqc's compile under those variables in the whole-program rounds too
-# (session 22: VKQC_CHAIN_LANE_UNITS, VKQC_CHAIN_WORKGROUP).
+# (session 22 measured VKQC_CHAIN_LANE_UNITS and VKQC_CHAIN_WORKGROUP this way: a8bca1b's binary; both
+# removed since, with the cap they measured best in conv.h).
 # usage (on the device, repo root): [SKIP_TESTS=1] [ROUNDS=n] bash bench/device_chain.sh
 set -u
 export OUT

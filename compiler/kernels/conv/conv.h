@@ -99,8 +99,7 @@ struct DwpwChoice {
 };
 // all_words_lane_units > 0: every output word in the workgroup (for a chained convolution,
 // CanChain), lanes of at most that many units of K; not used where that does not fit.
-DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all_words_lane_units = 0,
-                      uint32_t max_workgroup = 0);
+DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all_words_lane_units = 0);
 struct DepthwiseInput {
   ConvGeometry geometry;           // of the depthwise convolution
   const PackedDepthwise* packed = nullptr;
@@ -146,6 +145,10 @@ PoolInput SelectPool(int64_t pixels, int64_t k, int64_t n, const TargetProfile& 
 constexpr uint32_t kChainUnits = 16;
 // A layer whose workgroups would take a slice of its output words widens them to all of its words
 // for a chained convolution (fewer lanes, so more units of K each) up to this many units per lane.
+// H100, the MobileNetV2-shaped example (bench/RESULTS.md 2026-12-07 session 22, whole program):
+// no chains 200.6-201.1 us; chains without widening (7) 193.9; this cap (10 chains) 189.9-190.1;
+// a cap of 9 (13 chains: the 14x14 blocks at 9 units per lane) 199.9-200.3; the 14x14 and 7x7
+// blocks chained in workgroups of 512 or 1024 threads instead (13 / 16 chains) 190.4-190.8 / 195.1.
 constexpr uint32_t kChainLaneUnits = 4;
 struct ChainInput {
   const linear::PackedLinear* packed = nullptr;  // its q8csw weights (the linear family's region)

@@ -4,7 +4,6 @@
 // input, no activation quantization) run dense layers as f32 im2col + the linear family's float
 // GEMM/GEMV (weights dequantized in the shader) and grouped/depthwise ones on the direct kernel's
 // f32 variant.
-#include <cstdlib>
 #include <sstream>
 
 #include "compiler/emit/bundle_plan.h"
@@ -253,11 +252,7 @@ Status Lower(kernels::LowerContext& ctx, size_t i, PlanLayer& pl) {
         // A chained convolution needs every output word in the workgroup: fewer lanes where that
         // is what keeps them apart.
         if (chain_ready && dw.choice.use && dw.choice.words < uint32_t((cout + 3) / 4)) {
-          const char* env = std::getenv("VKQC_CHAIN_LANE_UNITS");  // (measurement only)
-          const uint32_t cap = env ? uint32_t(std::atoi(env)) : kChainLaneUnits;
-          const char* wenv = std::getenv("VKQC_CHAIN_WORKGROUP");  // (measurement only)
-          const uint32_t top = wenv ? uint32_t(std::atoi(wenv)) : 0;
-          const DwpwChoice whole = cap ? SelectDwpw(geo.k(), cout, ctx.profile(), cap, top) : DwpwChoice{};
+          const DwpwChoice whole = SelectDwpw(geo.k(), cout, ctx.profile(), kChainLaneUnits);
           std::string why;
           if (whole.use && CanChain(geo.k(), cout, whole, chain.n, ctx.profile(), &why)) dw.choice = whole;
         }

@@ -142,8 +142,7 @@ PoolInput SelectPool(int64_t pixels, int64_t k, int64_t n, const TargetProfile& 
   return c;
 }
 
-DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all_words_lane_units,
-                      uint32_t max_workgroup) {
+DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all_words_lane_units) {
   DwpwChoice c;
   if (HasQuirk(p, "cpu_device")) {
     c.reason = "a CPU device";
@@ -153,27 +152,20 @@ DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all
   // workgroup takes and so double the slices that recompute the depthwise outputs); then as many
   // output words as the workgroup holds (a slice of them where they do not all fit), then pixels.
   // With all_words_lane_units: every output word in the workgroup, lanes only while they still fit,
-  // at most that many units of K each; the workgroup doubled (up to max_workgroup) while they do
-  // not fit.
-  uint32_t wg = Workgroup(p);
+  // at most that many units of K each.
+  const uint32_t wg = Workgroup(p);
   const uint64_t words = (uint64_t(n) + 3) / 4, units = (uint64_t(k) + 15) / 16;
+  c.workgroup = wg;
   if (all_words_lane_units) {
-    const uint32_t top = std::min(std::max(max_workgroup, wg), p.max_compute_work_group_invocations);
-    for (;;) {
-      c.lanes = 1;
-      while (c.lanes < 16 && c.lanes * 2 * words <= wg && (units + c.lanes - 1) / c.lanes > kDwpwLaneUnits) c.lanes *= 2;
-      if (words * c.lanes <= wg && (units + c.lanes - 1) / c.lanes <= all_words_lane_units) break;
-      if (wg * 2 > top) {
-        c.reason = "every output word in a workgroup of up to " + std::to_string(top) + " would take more than " +
-                   std::to_string(all_words_lane_units) + " units of K per lane";
-        return c;
-      }
-      wg *= 2;
+    while (c.lanes < 16 && c.lanes * 2 * words <= wg && (units + c.lanes - 1) / c.lanes > kDwpwLaneUnits) c.lanes *= 2;
+    if (words * c.lanes > wg || (units + c.lanes - 1) / c.lanes > all_words_lane_units) {
+      c.reason = "every output word in a workgroup would take more than " + std::to_string(all_words_lane_units) +
+                 " units of K per lane";
+      return c;
     }
   } else {
     while (c.lanes < 16 && c.lanes * 2 <= wg && (units + c.lanes - 1) / c.lanes > kDwpwLaneUnits) c.lanes *= 2;
   }
-  c.workgroup = wg;
   c.words = uint32_t(std::min<uint64_t>(words, wg / c.lanes));
   c.pixels = uint32_t(wg / (uint64_t(c.words) * c.lanes));
   if ((uint64_t(c.pixels) * units + (c.lanes > 1 ? wg : 0)) * 16 > p.max_compute_shared_memory_size) {
@@ -182,7 +174,6 @@ DwpwChoice SelectDwpw(int64_t k, int64_t n, const TargetProfile& p, uint32_t all
   }
   c.use = true;
   std::ostringstream why;
-  if (wg != Workgroup(p)) why << "workgroups of " << wg << ": ";
   why << c.pixels << " pixel(s) x " << c.words << " of " << words
       << " output words per workgroup, the pixels' depthwise outputs once per workgroup in shared memory, " << c.lanes
       << " lane(s) per 4 output channels, up to " << (units + c.lanes - 1) / c.lanes << " units of 16 K values each";

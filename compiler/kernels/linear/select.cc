@@ -609,15 +609,16 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       why << ", shared-memory tree reduction";
     }
     // Several rows are finished side by side (every row's sums reduced at once, one barrier; the
-    // tree: one tree over all of them), except the long-K wide int4 GEMV above with subgroupAdd
-    // and more than 4 rows, which finishes one row after another: H100, dq8ca x q4gsw g32
-    // 14336x4096 at M = 8 39.9-41.0 us that way against 43.2-43.6 side by side, at M = 4 28.5
-    // against 27.1-27.2; the 1b example's several-row GEMVs (32-128 threads, K = 2048-8192) gained
-    // 1.1-1.5 us each side by side, 8192x2048 at M = 8 23.3 -> 22.1-22.3 (bench/RESULTS.md
-    // 2026-12-07 sessions 19-20). On the tree side by side everywhere (measured on 128 threads,
-    // hopper-tree: 8192x2048 at M = 8 23.8 -> 19.1), where one row after another costs
-    // log2(threads) + 2 barriers per row.
-    c.rows_at_once = c.mb > 1 && !(long_rows && c.subgroup_size && c.mb > 4);  // long_rows: mb > 1
+    // tree: one tree over all of them), except the long-K wide int4 GEMV above with subgroupAdd,
+    // 8 rows and K beyond 8192, which finishes one row after another: H100, dq8ca x q4gsw g32
+    // 14336x4096 at M = 8 39.9-41.0 us that way against 43.2-43.9 side by side, but at M = 4 / 5 /
+    // 6 28.3 / 32.1 / 36.4 against 27.1-27.7 / 30.8 / 35.1, and 8192x28672 loses it at M = 5 / 6 /
+    // 8 (88.8 / 96.9 / 131.3 against 82.5 / 90.9 / 118.5); M = 7 not measured. The 1b example's
+    // several-row GEMVs (32-128 threads, K = 2048-8192) gained 1.1-1.5 us each side by side,
+    // 8192x2048 at M = 8 23.3 -> 22.1-22.3 (bench/RESULTS.md 2026-12-07 sessions 19, 20 and 22).
+    // On the tree side by side everywhere (measured on 128 threads, hopper-tree: 8192x2048 at M = 8
+    // 23.8 -> 19.1), where one row after another costs log2(threads) + 2 barriers per row.
+    c.rows_at_once = c.mb > 1 && !(long_rows && c.subgroup_size && c.mb == 8 && s.k > 8192);  // long_rows: mb > 1
     if (c.mb > 1) why << (c.rows_at_once ? ", rows finished side by side" : ", rows finished one after another");
     while (c.SharedMemoryBytes() > shm && c.nr > (s.out_q8 ? 4u : 1u)) c.nr /= 2;
   }
