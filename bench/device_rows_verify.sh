@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# For the next session's first device call (written in session 20, not yet run): the landed
-# several-row rules as a whole binary (vkqc, main's head) against 5140308 (vkqc_main: session 19's
-# epilogue side by side everywhere, threshold 3) on the same machine:
+# Ran in session 22 (bench/RESULTS.md 2026-12-07 session 22; written in session 20): the landed
+# several-row rules as a whole binary (vkqc, main's head) against vkqc_main (session 20 archived it as 5140308: session 19's
+# epilogue side by side everywhere; its inspect shows threshold 8) on the same machine:
 #   1. the 1b example's 1/2/4/8-token steps at position 128, nvidia-hopper and hopper-tree, two rounds;
 #   2. the long-K wide int4 layers (14336x4096, 8192x28672 dq8ca x q4gsw g32) at M = 1..8;
 #   3. the driver's pipeline statistics (registers) of 14336x4096's GEMV at M = 8 in both binaries:
