@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call (issue 15 part 2): a layer at M = 1..16 per kernel mode, each program
 # reference-checked at M = 5 first; prints the linear layer's median µs per M.
-#   MODES   "name:compile flags;..." (default: the GEMV, the int8 cooperative matrix with its
+#   MODES   "name:compile flags;..." (NAME=value words: environment of the compile; default: the GEMV, the int8 cooperative matrix with its
 #           default blocks and with 64x64 blocks; "sel:" is the selection's kernel per M)
 #   LAYERS  "K N ACT WEIGHTS [GROUP];..." (default: the four decode shapes, dq8ca x q4gsw g32)
 #   BINS    binaries of .dev/bin.tar.xz to run (default vkqc; e.g. "vkqc_old vkqc": the previous
@@ -24,7 +24,9 @@ for cfg in "${layers[@]}"; do
     V=$PWD/.dev/x/$b
     for mode in "${modes[@]}"; do
       name=${mode%%:*}; flags=${mode#*:}
-      $V compile $W/g/graph.json --target ${TARGET:-nvidia-hopper} --tokens $(echo 5 $TOKENS | tr ' ' ,) $flags -o $W/m.vkqb > $W/c.out 2>&1 || { echo "$cfg $b $name: $(tail -1 $W/c.out)"; continue; }
+      envs=$(printf '%s\n' $flags | grep -E '^[A-Z_0-9]+=' | tr '\n' ' ')  # NAME=value words: for the compile
+      flags=$(printf '%s\n' $flags | grep -vE '^[A-Z_0-9]+=' | tr '\n' ' ')
+      env $envs $V compile $W/g/graph.json --target ${TARGET:-nvidia-hopper} --tokens $(echo 5 $TOKENS | tr ' ' ,) $flags -o $W/m.vkqb > $W/c.out 2>&1 || { echo "$cfg $b $name: $(tail -1 $W/c.out)"; continue; }
       chk=$($V run $W/m.vkqb --tokens 5 --reference $W/g/graph.json ${CHECK:-} 2>&1 | grep -oE "PASS|FAIL" | head -1)
       row=""
       for t in $TOKENS; do

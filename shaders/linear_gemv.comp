@@ -272,13 +272,57 @@ void compute_int4_batch(uint c0, uint mbase) {
     }
   }
 }
+#ifdef VKQC_ROWS_PIPELINE
+// Several rows (a measurement variant, LinearChoice::pipelined): the next batch's weights and
+// group parameters are loaded into a second set of registers before this batch is computed, so
+// their memory round trip overlaps the batch's MB x NR dot products instead of following them.
+// The last batch re-reads its clamped unit (load_int4_batch's clamp): no branch on the loads.
+uvec4 nw[UNR * NR];
+float ns[UNR * NR];
+int nz[UNR * NR];
+#ifdef VKQC_W4_MIN
+float nm[UNR * NR];
+#endif
+void load_int4_next(uint c0, uint n0) {
+  const uint UR = K8 / 4u;
+  for (uint u = 0u; u < UNR; ++u) {
+    const uint c = min(c0 + u * T, UR - 1u);
+    const uint g = (c * 32u) / GS;
+    for (uint r = 0u; r < NR; ++r) {
+      const uint n = min(n0 + r, N - 1u);
+      nw[u * NR + r] = weight_unit(n, c);
+      ns[u * NR + r] = weight_scale(n, g);
+      nz[u * NR + r] = int(weight_zp(n, g));
+#ifdef VKQC_W4_MIN
+      nm[u * NR + r] = weight_min(n, g);
+#endif
+    }
+  }
+}
+#endif
 // `loaded`: the first batch (c0 = t) is in the registers already.
 void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase, bool loaded) {
   const uint UR = K8 / 4u;
+#ifdef VKQC_ROWS_PIPELINE
+  if (!loaded) load_int4_batch(t, n0);
+  for (uint c0 = t; c0 < UR; c0 += T * UNR) {
+    load_int4_next(c0 + T * UNR, n0);
+    compute_int4_batch(c0, mbase);
+    for (uint i = 0u; i < UNR * NR; ++i) {  // (arrays sized by specialization constants: no whole copy)
+      bw[i] = nw[i];
+      bs[i] = ns[i];
+      bz[i] = nz[i];
+#ifdef VKQC_W4_MIN
+      bm[i] = nm[i];
+#endif
+    }
+  }
+#else
   for (uint c0 = t; c0 < UR; c0 += T * UNR) {
     if (!loaded || c0 != t) load_int4_batch(c0, n0);
     compute_int4_batch(c0, mbase);
   }
+#endif
 }
 #endif
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -502,6 +503,44 @@ TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
   if (base->tuned_subgroup_size != 0) {
     EXPECT_EQ(one_after_another_ran, 1);
   }
+}
+
+// The several-row int4 GEMV with the next weight batch loaded before each batch's compute
+// (linear_gemv.comp VKQC_ROWS_PIPELINE, a measurement variant: select.cc takes it only where the
+// environment sets VKQC_ROWS_PIPELINE=1): against the reference with GPU rules, subgroupAdd and the
+// tree, rows one after another (K = 8224, M = 8) and side by side, several batches per thread and
+// one, symmetric, asymmetric and min-offset weights; one-row GEMVs never take it.
+TEST(Int4, PipelinedSeveralRowGemv) {
+  struct EnvGuard {
+    EnvGuard() { setenv("VKQC_ROWS_PIPELINE", "1", 1); }
+    ~EnvGuard() { unsetenv("VKQC_ROWS_PIPELINE"); }
+  } env;
+  auto base = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  TargetProfile gpu = *base;
+  gpu.quirks.erase(std::remove(gpu.quirks.begin(), gpu.quirks.end(), "cpu_device"), gpu.quirks.end());
+  TargetProfile tree = gpu;
+  tree.tuned_subgroup_size = 0;
+  uint32_t seed = 990;
+  for (const TargetProfile* p : {&gpu, &tree}) {
+    g_profile_override = p;
+    auto one = SelectGemvDq8caQ4(*p, 1, 2112, 100);
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    EXPECT_FALSE(one->pipelined) << one->reason;
+    for (int64_t m : {3, 8}) {
+      for (const auto& [k, n] : {std::pair<int64_t, int64_t>{8224, 4096}, {2112, 100}}) {
+        auto sel = SelectGemvDq8caQ4(*p, m, k, n);
+        ASSERT_TRUE(sel.ok()) << sel.error().message;
+        SCOPED_TRACE(sel->reason);
+        EXPECT_TRUE(sel->pipelined);
+        EXPECT_NE(sel->reason.find("the next weight batch loaded before each batch's compute"), std::string::npos);
+        Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, m, k, n, 32, seed++);
+      }
+    }
+    for (ir::Scheme w : {ir::Scheme::Q4GAW, ir::Scheme::Q4GMW})
+      Check({w, ir::Scheme::DQ8CA, false, seed % 2 == 0, Accum::IntDot, Algo::Gemv}, 5, 2112, 36, 64, seed++);
+  }
+  g_profile_override = nullptr;
 }
 
 // Regression: a row stride was wrong when N % 8 == 4 in the reference system.

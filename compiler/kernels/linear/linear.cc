@@ -214,6 +214,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     d.shader.source = "linear_gemv.comp";
     if (c.subgroup_size) defs.push_back("VKQC_SUBGROUP");
     if (c.rows_at_once) defs.push_back("VKQC_SEVERAL_ROWS");  // epilogue_rows
+    if (c.pipelined) defs.push_back("VKQC_ROWS_PIPELINE");
     d.spec.insert(d.spec.begin(), {0, c.threads});
     d.spec.push_back({13, c.nr});
     d.spec.push_back({14, c.mb});

@@ -114,6 +114,10 @@ struct LinearChoice {
   // GEMV with mb > 1: every row's sums reduced at once and the rows finished side by side
   // (linear_gemv.comp, VKQC_SEVERAL_ROWS); false: one row after another.
   bool rows_at_once = false;
+  // GEMV with mb > 1, int4 x int8 in groups of a multiple of 32: the next batch of weights loaded
+  // before each batch is computed (linear_gemv.comp, VKQC_ROWS_PIPELINE). Measurement only: taken
+  // where the environment sets VKQC_ROWS_PIPELINE=1 (bench/RESULTS.md 2026-12-07 session 22).
+  bool pipelined = false;
   bool int4 = false;   // grouped weights (the GEMM stages group scales in shared memory)
   bool mins = false;   // q4gmw (the GEMM stages the groups' minimums too)
   // Cooperative matrix (accum CoopMat, algo Gemm): cm_m x cm_n x cm_k matrix shape; a workgroup
