@@ -465,6 +465,17 @@ TEST(Int4, SeveralRowsPerWorkgroupOnGpuProfiles) {
   g_profile_override = nullptr;
 }
 
+// The test profile with GPU rules (no cpu_device quirk: on lavapipe 32-thread GEMVs in subgroups
+// of 8) and the same without a tuned subgroup size (the shared-memory tree).
+void GpuRuleProfiles(TargetProfile* gpu, TargetProfile* tree) {
+  auto base = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  *gpu = *base;
+  gpu->quirks.erase(std::remove(gpu->quirks.begin(), gpu->quirks.end(), "cpu_device"), gpu->quirks.end());
+  *tree = *gpu;
+  tree->tuned_subgroup_size = 0;
+}
+
 // Several rows finished one after another or side by side (select.cc): the long-K wide int4
 // GEMV with subgroupAdd, 8 rows and K beyond 8192 finishes its rows one after another, every
 // other several-row GEMV side by side (K = 8192 at 8 rows too). The device's profile with GPU
@@ -472,12 +483,8 @@ TEST(Int4, SeveralRowsPerWorkgroupOnGpuProfiles) {
 // and the same without subgroups (the tree: side by side), M = 3, 5 and 8, against the
 // reference; the selection's flag and reason checked each time.
 TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
-  auto base = LoadProfile(gpu_test::TestProfile());
-  ASSERT_TRUE(base.ok()) << base.error().message;
-  TargetProfile gpu = *base;
-  gpu.quirks.erase(std::remove(gpu.quirks.begin(), gpu.quirks.end(), "cpu_device"), gpu.quirks.end());
-  TargetProfile tree = gpu;
-  tree.tuned_subgroup_size = 0;
+  TargetProfile gpu, tree;
+  ASSERT_NO_FATAL_FAILURE(GpuRuleProfiles(&gpu, &tree));
   uint32_t seed = 970;
   int one_after_another_ran = 0;
   for (const TargetProfile* p : {&gpu, &tree}) {
@@ -500,7 +507,7 @@ TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
   }
   g_profile_override = nullptr;
   // A profile that pins a subgroup size (lavapipe: 8) ran the first form at M = 8.
-  if (base->tuned_subgroup_size != 0) {
+  if (gpu.tuned_subgroup_size != 0) {
     EXPECT_EQ(one_after_another_ran, 1);
   }
 }
@@ -515,12 +522,8 @@ TEST(Int4, PipelinedSeveralRowGemv) {
     EnvGuard() { setenv("VKQC_ROWS_PIPELINE", "1", 1); }
     ~EnvGuard() { unsetenv("VKQC_ROWS_PIPELINE"); }
   } env;
-  auto base = LoadProfile(gpu_test::TestProfile());
-  ASSERT_TRUE(base.ok()) << base.error().message;
-  TargetProfile gpu = *base;
-  gpu.quirks.erase(std::remove(gpu.quirks.begin(), gpu.quirks.end(), "cpu_device"), gpu.quirks.end());
-  TargetProfile tree = gpu;
-  tree.tuned_subgroup_size = 0;
+  TargetProfile gpu, tree;
+  ASSERT_NO_FATAL_FAILURE(GpuRuleProfiles(&gpu, &tree));
   uint32_t seed = 990;
   for (const TargetProfile* p : {&gpu, &tree}) {
     g_profile_override = p;
