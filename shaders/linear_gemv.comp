@@ -196,23 +196,27 @@ float bs[UNR * NR];
 int bz[UNR * NR];
 #ifdef VKQC_W4_MIN
 float bm[UNR * NR];
+#define INT4_MIN_TO(M, i, n, g) M[i] = weight_min(n, g)
+#else
+#define INT4_MIN_TO(M, i, n, g)
 #endif
-void load_int4_batch(uint c0, uint n0) {
-  const uint UR = K8 / 4u;  // K is a multiple of GS, hence of 32: every unit is real
-  for (uint u = 0u; u < UNR; ++u) {
-    const uint c = min(c0 + u * T, UR - 1u);  // clamped: loaded, never used
-    const uint g = (c * 32u) / GS;
-    for (uint r = 0u; r < NR; ++r) {
-      const uint n = min(n0 + r, N - 1u);
-      bw[u * NR + r] = weight_unit(n, c);
-      bs[u * NR + r] = weight_scale(n, g);
-      bz[u * NR + r] = int(weight_zp(n, g));
-#ifdef VKQC_W4_MIN
-      bm[u * NR + r] = weight_min(n, g);
-#endif
-    }
+// One batch into the register arrays W (units), S (scales), Z (zero points), MN (minimums, q4gmw).
+#define LOAD_INT4_BATCH_INTO(W, S, Z, MN, c0, n0)                                                  \
+  {                                                                                               \
+    const uint UR = K8 / 4u; /* K is a multiple of GS, hence of 32: every unit is real */          \
+    for (uint u = 0u; u < UNR; ++u) {                                                             \
+      const uint c = min((c0) + u * T, UR - 1u); /* clamped: loaded, never used */                \
+      const uint g = (c * 32u) / GS;                                                              \
+      for (uint r = 0u; r < NR; ++r) {                                                            \
+        const uint n = min((n0) + r, N - 1u);                                                     \
+        W[u * NR + r] = weight_unit(n, c);                                                        \
+        S[u * NR + r] = weight_scale(n, g);                                                       \
+        Z[u * NR + r] = int(weight_zp(n, g));                                                     \
+        INT4_MIN_TO(MN, u * NR + r, n, g);                                                        \
+      }                                                                                           \
+    }                                                                                             \
   }
-}
+void load_int4_batch(uint c0, uint n0) { LOAD_INT4_BATCH_INTO(bw, bs, bz, bm, c0, n0) }
 void compute_int4_batch(uint c0, uint mbase) {
   const uint UR = K8 / 4u;
   for (uint u = 0u; u < UNR; ++u) {
@@ -283,22 +287,7 @@ int nz[UNR * NR];
 #ifdef VKQC_W4_MIN
 float nm[UNR * NR];
 #endif
-void load_int4_next(uint c0, uint n0) {
-  const uint UR = K8 / 4u;
-  for (uint u = 0u; u < UNR; ++u) {
-    const uint c = min(c0 + u * T, UR - 1u);
-    const uint g = (c * 32u) / GS;
-    for (uint r = 0u; r < NR; ++r) {
-      const uint n = min(n0 + r, N - 1u);
-      nw[u * NR + r] = weight_unit(n, c);
-      ns[u * NR + r] = weight_scale(n, g);
-      nz[u * NR + r] = int(weight_zp(n, g));
-#ifdef VKQC_W4_MIN
-      nm[u * NR + r] = weight_min(n, g);
-#endif
-    }
-  }
-}
+void load_int4_next(uint c0, uint n0) { LOAD_INT4_BATCH_INTO(nw, ns, nz, nm, c0, n0) }
 #endif
 // `loaded`: the first batch (c0 = t) is in the registers already.
 void loop_int4_dot_unit_groups(uint t, uint n0, uint mbase, bool loaded) {
@@ -713,8 +702,7 @@ void main() {
 
 #ifdef VKQC_SEVERAL_ROWS
   epilogue_rows(t, n0, mbase);
-  return;
-#endif
+#else
   for (uint mi = 0u; mi < MB; ++mi) {
     const uint m = mbase + mi;
     // Reduce acc[mi][*] over the workgroup into outv[r] (final values after the epilogue).
@@ -777,6 +765,7 @@ void main() {
 #endif
     barrier();
   }
+#endif
 #ifdef VKQC_NORM_TAIL
   norm_tail(t);
 #endif

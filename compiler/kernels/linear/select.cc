@@ -621,11 +621,11 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // 23.8 -> 19.1), where one row after another costs log2(threads) + 2 barriers per row.
     c.rows_at_once = c.mb > 1 && !(long_rows && c.subgroup_size && c.mb == 8 && s.k > 8192);  // long_rows: mb > 1
     if (c.mb > 1) why << (c.rows_at_once ? ", rows finished side by side" : ", rows finished one after another");
-    const char* pipe = std::getenv("VKQC_ROWS_PIPELINE");  // (measurement only: LinearChoice::pipelined)
-    if (pipe && std::string(pipe) == "1" && c.mb > 1 && c.accum == Accum::IntDot && s.Int4() && s.group_size > 0 && s.group_size % 32 == 0) {
-      c.pipelined = true;
-      why << ", the next weight batch loaded before each batch's compute";
-    }
+    // PROVISIONAL (session 23): rule under measurement; VKQC_ROWS_PIPELINE=0/1 forces it.
+    const bool can_pipe = c.mb > 1 && c.accum == Accum::IntDot && s.Int4() && s.group_size > 0 && s.group_size % 32 == 0;
+    c.pipelined = can_pipe && !HasQuirk(p, "cpu_device") && c.mb >= 3 && c.mb <= 4 && !(long_rows && s.n > 16384);
+    if (const char* pipe = std::getenv("VKQC_ROWS_PIPELINE")) c.pipelined = can_pipe && std::string(pipe) == "1";
+    if (c.pipelined) why << ", the next weight batch loaded before each batch's compute";
     while (c.SharedMemoryBytes() > shm && c.nr > (s.out_q8 ? 4u : 1u)) c.nr /= 2;
   }
   if (c.SharedMemoryBytes() > shm || c.Invocations() > inv)
