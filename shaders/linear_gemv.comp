@@ -277,7 +277,7 @@ void compute_int4_batch(uint c0, uint mbase) {
   }
 }
 #ifdef VKQC_ROWS_PIPELINE
-// Several rows (a measurement variant, LinearChoice::pipelined): the next batch's weights and
+// Several rows (LinearChoice::pipelined, select.cc: 4 rows on GPUs): the next batch's weights and
 // group parameters are loaded into a second set of registers before this batch is computed, so
 // their memory round trip overlaps the batch's MB x NR dot products instead of following them.
 // The last batch re-reads its clamped unit (load_int4_batch's clamp): no branch on the loads.
@@ -702,7 +702,8 @@ void main() {
 
 #ifdef VKQC_SEVERAL_ROWS
   epilogue_rows(t, n0, mbase);
-#else
+  return;
+#endif
   for (uint mi = 0u; mi < MB; ++mi) {
     const uint m = mbase + mi;
     // Reduce acc[mi][*] over the workgroup into outv[r] (final values after the epilogue).
@@ -765,7 +766,6 @@ void main() {
 #endif
     barrier();
   }
-#endif
 #ifdef VKQC_NORM_TAIL
   norm_tail(t);
 #endif

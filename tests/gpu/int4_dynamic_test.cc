@@ -513,35 +513,39 @@ TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
 }
 
 // The several-row int4 GEMV with the next weight batch loaded before each batch's compute
-// (linear_gemv.comp VKQC_ROWS_PIPELINE, a measurement variant: select.cc takes it only where the
-// environment sets VKQC_ROWS_PIPELINE=1): against the reference with GPU rules, subgroupAdd and the
-// tree, rows one after another (K = 8224, M = 8) and side by side, several batches per thread and
-// one, symmetric, asymmetric and min-offset weights; one-row GEMVs never take it.
+// (linear_gemv.comp VKQC_ROWS_PIPELINE): select.cc takes it at 4 rows on GPUs (int4 x int8, groups
+// a multiple of 32), not at other row counts, not on long wide layers with N beyond 16384, not on
+// a CPU device. Against the reference with GPU rules, subgroupAdd and the tree: a long wide layer
+// (several batches per thread) and a short ragged one, symmetric, asymmetric and min-offset
+// weights, groups of 32 and 64.
 TEST(Int4, PipelinedSeveralRowGemv) {
-  struct EnvGuard {
-    EnvGuard() { setenv("VKQC_ROWS_PIPELINE", "1", 1); }
-    ~EnvGuard() { unsetenv("VKQC_ROWS_PIPELINE"); }
-  } env;
   TargetProfile gpu, tree;
   ASSERT_NO_FATAL_FAILURE(GpuRuleProfiles(&gpu, &tree));
-  uint32_t seed = 990;
-  for (const TargetProfile* p : {&gpu, &tree}) {
-    g_profile_override = p;
-    auto one = SelectGemvDq8caQ4(*p, 1, 2112, 100);
-    ASSERT_TRUE(one.ok()) << one.error().message;
-    EXPECT_FALSE(one->pipelined) << one->reason;
-    for (int64_t m : {3, 8}) {
-      for (const auto& [k, n] : {std::pair<int64_t, int64_t>{8224, 4096}, {2112, 100}}) {
+  TargetProfile cpu = gpu;
+  cpu.quirks.push_back("cpu_device");
+  const std::string kReason = "the next weight batch loaded before each batch's compute";
+  for (const int64_t m : {1, 2, 3, 4, 5, 8}) {
+    for (const auto& [k, n] : {std::pair<int64_t, int64_t>{8224, 4096}, {2112, 100}, {8224, 16384}, {8224, 16392}}) {
+      for (const TargetProfile* p : {&gpu, &tree, &cpu}) {
         auto sel = SelectGemvDq8caQ4(*p, m, k, n);
         ASSERT_TRUE(sel.ok()) << sel.error().message;
         SCOPED_TRACE(sel->reason);
-        EXPECT_TRUE(sel->pipelined);
-        EXPECT_NE(sel->reason.find("the next weight batch loaded before each batch's compute"), std::string::npos);
-        Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, m, k, n, 32, seed++);
+        const bool expect = m == 4 && p != &cpu && n <= 16384;
+        EXPECT_EQ(sel->pipelined, expect) << "M = " << m << ", K = " << k << ", N = " << n;
+        EXPECT_EQ(sel->reason.find(kReason) != std::string::npos, expect);
       }
     }
+  }
+  uint32_t seed = 990;
+  for (const TargetProfile* p : {&gpu, &tree}) {
+    g_profile_override = p;
+    for (const auto& [k, n] : {std::pair<int64_t, int64_t>{8224, 4096}, {2112, 100}}) {
+      auto sel = SelectGemvDq8caQ4(*p, 4, k, n);
+      ASSERT_TRUE(sel.ok() && sel->pipelined);
+      Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, 4, k, n, 32, seed++);
+    }
     for (ir::Scheme w : {ir::Scheme::Q4GAW, ir::Scheme::Q4GMW})
-      Check({w, ir::Scheme::DQ8CA, false, seed % 2 == 0, Accum::IntDot, Algo::Gemv}, 5, 2112, 36, 64, seed++);
+      Check({w, ir::Scheme::DQ8CA, false, seed % 2 == 0, Accum::IntDot, Algo::Gemv}, 4, 2112, 36, 64, seed++);
   }
   g_profile_override = nullptr;
 }

@@ -115,8 +115,7 @@ struct LinearChoice {
   // (linear_gemv.comp, VKQC_SEVERAL_ROWS); false: one row after another.
   bool rows_at_once = false;
   // GEMV with mb > 1, int4 x int8 in groups of a multiple of 32: the next batch of weights loaded
-  // before each batch is computed (linear_gemv.comp, VKQC_ROWS_PIPELINE). Measurement only: taken
-  // where the environment sets VKQC_ROWS_PIPELINE=1 (bench/RESULTS.md 2026-12-07 session 22).
+  // before each batch is computed (linear_gemv.comp, VKQC_ROWS_PIPELINE; select.cc: 4 rows on GPUs).
   bool pipelined = false;
   bool int4 = false;   // grouped weights (the GEMM stages group scales in shared memory)
   bool mins = false;   // q4gmw (the GEMM stages the groups' minimums too)

@@ -1,6 +1,5 @@
 // Selection rules for the linear family (DESIGN 5). Pure function of (shape, profile, options).
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 
 #include "compiler/kernels/linear/linear.h"
@@ -621,10 +620,16 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // 23.8 -> 19.1), where one row after another costs log2(threads) + 2 barriers per row.
     c.rows_at_once = c.mb > 1 && !(long_rows && c.subgroup_size && c.mb == 8 && s.k > 8192);  // long_rows: mb > 1
     if (c.mb > 1) why << (c.rows_at_once ? ", rows finished side by side" : ", rows finished one after another");
-    // PROVISIONAL (session 23): rule under measurement; VKQC_ROWS_PIPELINE=0/1 forces it.
-    const bool can_pipe = c.mb > 1 && c.accum == Accum::IntDot && s.Int4() && s.group_size > 0 && s.group_size % 32 == 0;
-    c.pipelined = can_pipe && !HasQuirk(p, "cpu_device") && c.mb >= 3 && c.mb <= 4 && !(long_rows && s.n > 16384);
-    if (const char* pipe = std::getenv("VKQC_ROWS_PIPELINE")) c.pipelined = can_pipe && std::string(pipe) == "1";
+    // Four rows on GPUs (int4 x int8, groups a multiple of 32): the next batch of weights loaded
+    // before each batch is computed. H100, dq8ca x q4gsw g32 (bench/RESULTS.md 2026-12-07 session
+    // 23): the 1b example's 4-token step 1184.7 -> 1133.2 us (hopper-tree, the phones' reduction:
+    // 1189.9 -> 1140.0); single layers at M = 4 14336x4096 27.97 -> 26.02, 4096x14336 26.46 ->
+    // 25.95, 8192x2048 15.30 -> 14.91 us, but 8192x28672 75.58 -> 77.31 (N beyond 16384: not
+    // there). At 2 rows it lost everywhere (the 1b's 2-token step +5-6 us), at 8 on the long
+    // layers (14336x4096 42.3 -> 51.7, 8192x28672 119.1 -> 127.3) and the 1b's 8-token step
+    // (+26 us); 3 and 5-7 rows not measured.
+    c.pipelined = c.mb == 4 && !HasQuirk(p, "cpu_device") && c.accum == Accum::IntDot && s.Int4() &&
+                  s.group_size > 0 && s.group_size % 32 == 0 && !(long_rows && s.n > 16384);
     if (c.pipelined) why << ", the next weight batch loaded before each batch's compute";
     while (c.SharedMemoryBytes() > shm && c.nr > (s.out_q8 ? 4u : 1u)) c.nr /= 2;
   }
