@@ -627,7 +627,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // 25.95, 8192x2048 15.30 -> 14.91 us, but 8192x28672 75.58 -> 77.31 (N beyond 16384: not
     // there). At 2 rows it lost everywhere (the 1b's 2-token step +5-6 us), at 8 on the long
     // layers (14336x4096 42.3 -> 51.7, 8192x28672 119.1 -> 127.3) and the 1b's 8-token step
-    // (+26 us); 3 and 5-7 rows not measured.
+    // (+26 us); at 3 and 5-7 rows within one round's noise (the 1b's 3/5/6-token steps -8/-17/-15
+    // us against ~7 between two bundles of the same kernels) or slower (7 tokens +25 us, the long
+    // layers at M = 6 / 7).
     c.pipelined = c.mb == 4 && !HasQuirk(p, "cpu_device") && c.accum == Accum::IntDot && s.Int4() &&
                   s.group_size > 0 && s.group_size % 32 == 0 && !(long_rows && s.n > 16384);
     if (c.pipelined) why << ", the next weight batch loaded before each batch's compute";
