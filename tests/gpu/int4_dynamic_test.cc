@@ -419,14 +419,15 @@ TEST(Int4, TunedGemvParameters) {
 }
 
 // The GEMV selection of a dq8ca x q4gsw (groups of 32) layer on the int-dot path, forced.
-Result<linear::LinearChoice> SelectGemvDq8caQ4(const TargetProfile& p, int64_t m, int64_t k, int64_t n) {
+Result<linear::LinearChoice> SelectGemvDq8caQ4(const TargetProfile& p, int64_t m, int64_t k, int64_t n,
+                                               ir::Scheme weights = ir::Scheme::Q4GSW, int64_t group_size = 32) {
   linear::LinearShape ls;
   ls.m = m;
   ls.k = k;
   ls.n = n;
   ls.act = ir::Scheme::DQ8CA;
-  ls.weights = ir::Scheme::Q4GSW;
-  ls.group_size = 32;
+  ls.weights = weights;
+  ls.group_size = group_size;
   linear::SelectOptions so;
   so.force_algo = Algo::Gemv;
   so.force_accum = Accum::IntDot;
@@ -544,8 +545,11 @@ TEST(Int4, PipelinedSeveralRowGemv) {
       ASSERT_TRUE(sel.ok() && sel->pipelined);
       Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, 4, k, n, 32, seed++);
     }
-    for (ir::Scheme w : {ir::Scheme::Q4GAW, ir::Scheme::Q4GMW})
+    for (ir::Scheme w : {ir::Scheme::Q4GAW, ir::Scheme::Q4GMW}) {
+      auto sel = SelectGemvDq8caQ4(*p, 4, 2112, 36, w, 64);
+      ASSERT_TRUE(sel.ok() && sel->pipelined);
       Check({w, ir::Scheme::DQ8CA, false, seed % 2 == 0, Accum::IntDot, Algo::Gemv}, 4, 2112, 36, 64, seed++);
+    }
   }
   g_profile_override = nullptr;
 }
