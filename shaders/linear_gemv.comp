@@ -1,6 +1,7 @@
 #version 450
 // Cooperative GEMV for linear at small M; variants in linear_common.glslh. A workgroup of T
-// threads computes NR output channels for MB rows (gl_WorkGroupID.z selects the row block).
+// threads computes NR output channels for MB rows (the row block: gl_WorkGroupID.z, and with RB
+// row blocks side by side also the workgroup index modulo RB).
 // Threads split K in units of one uvec4 of packed weights (16 K values for q8, 32 for int4;
 // neighbouring threads read neighbouring 16-byte words, all loads are 16 bytes wide). Each
 // thread first issues the loads of UNR units x NR channels (weights and their group scales),
@@ -30,6 +31,7 @@ layout(constant_id = 13) const uint NR = 4;   // output channels per workgroup
 layout(constant_id = 14) const uint MB = 1;   // rows per workgroup
 layout(constant_id = 15) const uint SG = 32;  // pinned subgroup size (VKQC_SUBGROUP only)
 layout(constant_id = 16) const uint UNR = 1;  // uvec4 units per thread and loop iteration
+layout(constant_id = 20) const uint RB = 1;   // row blocks launched side by side (LinearChoice::row_blocks)
 
 const uint T = gl_WorkGroupSize.x;  // power of two
 const uint UNITS = KW / 4u;         // uvec4 units of weights per channel (16 or 32 K values)
@@ -651,10 +653,13 @@ void epilogue_rows(uint t, uint n0, uint mbase) {
 
 void main() {
   const uint t = gl_LocalInvocationID.x;
-  const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  const uint n0 = wg * NR;
+  // RB row blocks of MB rows side by side: the row block is the fastest-varying workgroup index,
+  // so the blocks over the same channels run together and one memory read of their weights serves
+  // all of them (the later ones find it in the L2).
+  const uint wgi = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint n0 = (wgi / RB) * NR;
   if (n0 >= N) return;  // uniform across the workgroup
-  const uint mbase = gl_WorkGroupID.z * MB;
+  const uint mbase = (gl_WorkGroupID.z * RB + wgi % RB) * MB;
 
   for (uint i = 0u; i < MB * NR; ++i) acc[i] = ACC_T(0);
   bool prefetched = false;

@@ -448,7 +448,8 @@ TEST(Int4, SeveralRowsPerWorkgroupOnGpuProfiles) {
     ASSERT_TRUE(sel.ok()) << sel.error().message;
     EXPECT_EQ(sel->threads, 32u) << sel->reason;  // 66 units: 32 threads of at most 4 (3)
     EXPECT_EQ(sel->nr, 2u) << sel->reason;
-    EXPECT_EQ(sel->mb, uint32_t(m));
+    EXPECT_EQ(sel->mb, uint32_t(m == 8 ? 4 : m));  // 8 rows: two row blocks of 4 (TwoRowBlocks)
+    EXPECT_EQ(sel->row_blocks, m == 8 ? 2u : 1u);
     // Long K and wide int4 layers: 32 threads x 2 channels, 2 units in flight (the rule above
     // would give 64 threads for 257 units); narrower ones keep it.
     for (const int64_t n : {4096, 4095}) {
@@ -478,11 +479,13 @@ void GpuRuleProfiles(TargetProfile* gpu, TargetProfile* tree) {
 }
 
 // Several rows finished one after another or side by side (select.cc): the long-K wide int4
-// GEMV with subgroupAdd, 8 rows and K beyond 8192 finishes its rows one after another, every
-// other several-row GEMV side by side (K = 8192 at 8 rows too). The device's profile with GPU
-// rules (no cpu_device quirk: on lavapipe 32 threads, 4 subgroups of 8, so both forms run here)
-// and the same without subgroups (the tree: side by side), M = 3, 5 and 8, against the
-// reference; the selection's flag and reason checked each time.
+// GEMV with subgroupAdd, 8 rows per workgroup and K beyond 8192 finishes its rows one after
+// another, every other several-row GEMV side by side (K = 8192 at 8 rows too). Since M = 8 runs as
+// two row blocks of 4 (TwoRowBlocks), 8 rows per workgroup are batches of more than 8 rows (M = 12
+// here: a block of 8 and one of 4). The device's profile with GPU rules (no cpu_device quirk: on
+// lavapipe 32 threads, 4 subgroups of 8, so both forms run here) and the same without subgroups
+// (the tree: side by side), M = 3, 5, 8 and 12, against the reference; the selection's flag and
+// reason checked each time.
 TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
   TargetProfile gpu, tree;
   ASSERT_NO_FATAL_FAILURE(GpuRuleProfiles(&gpu, &tree));
@@ -490,15 +493,15 @@ TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
   int one_after_another_ran = 0;
   for (const TargetProfile* p : {&gpu, &tree}) {
     g_profile_override = p;
-    for (int64_t m : {3, 5, 8}) {
+    for (int64_t m : {3, 5, 8, 12}) {
       for (const int64_t k : {8224, 8192, 2112}) {
-        if (k == 8192 && m != 8) continue;  // K = 8192 (no longer than 8192): side by side at 8 rows
+        if (k == 8192 && m != 12) continue;  // K = 8192 (no longer than 8192): side by side at 8 rows
         auto sel = SelectGemvDq8caQ4(*p, m, k, 4096);
         ASSERT_TRUE(sel.ok()) << sel.error().message;
-        const bool one_after_another = k == 8224 && sel->subgroup_size != 0 && m == 8;
+        const bool one_after_another = k == 8224 && sel->subgroup_size != 0 && m == 12;
         one_after_another_ran += one_after_another;
         SCOPED_TRACE(sel->reason);
-        EXPECT_EQ(sel->mb, uint32_t(m));
+        EXPECT_EQ(sel->mb, uint32_t(m == 8 ? 4 : std::min<int64_t>(m, 8)));
         EXPECT_EQ(sel->rows_at_once, !one_after_another);
         EXPECT_NE(sel->reason.find(one_after_another ? "rows finished one after another" : "rows finished side by side"),
                   std::string::npos);
@@ -507,7 +510,7 @@ TEST(Int4, RowsOneAfterAnotherOnLongWideLayers) {
     }
   }
   g_profile_override = nullptr;
-  // A profile that pins a subgroup size (lavapipe: 8) ran the first form at M = 8.
+  // A profile that pins a subgroup size (lavapipe: 8) ran the first form at M = 12.
   if (gpu.tuned_subgroup_size != 0) {
     EXPECT_EQ(one_after_another_ran, 1);
   }
@@ -531,7 +534,8 @@ TEST(Int4, PipelinedSeveralRowGemv) {
         auto sel = SelectGemvDq8caQ4(*p, m, k, n);
         ASSERT_TRUE(sel.ok()) << sel.error().message;
         SCOPED_TRACE(sel->reason);
-        const bool expect = m == 4 && p != &cpu && n <= 16384;
+        // 8 rows: two blocks of 4 (TwoRowBlocks), pipelined but on the long wide layers (K >= 8192, N >= 4096).
+        const bool expect = p != &cpu && ((m == 4 && n <= 16384) || (m == 8 && k < 8192));
         EXPECT_EQ(sel->pipelined, expect) << "M = " << m << ", K = " << k << ", N = " << n;
         EXPECT_EQ(sel->reason.find(kReason) != std::string::npos, expect);
       }
@@ -550,6 +554,69 @@ TEST(Int4, PipelinedSeveralRowGemv) {
       ASSERT_TRUE(sel.ok() && sel->pipelined);
       Check({w, ir::Scheme::DQ8CA, false, seed % 2 == 0, Accum::IntDot, Algo::Gemv}, 4, 2112, 36, 64, seed++);
     }
+  }
+  g_profile_override = nullptr;
+}
+
+// Eight rows as two row blocks of 4 side by side (select.cc TwoRowBlocks; linear_gemv.comp RB):
+// on GPUs, int4 x int8 on the int-dot path with groups of a multiple of 32, at M = 8 only; not on
+// a CPU device, not for groups of 16, not for int8 weights. The selection checked (rows, blocks,
+// reason, the dispatch's groups) with GPU rules, subgroupAdd and the tree, then the kernels
+// against the reference: long wide (several batches per thread, not pipelined) and short ragged
+// layers (pipelined), symmetric, asymmetric and min-offset weights, int8 outputs.
+TEST(Int4, TwoRowBlocksAtEightRows) {
+  TargetProfile gpu, tree;
+  ASSERT_NO_FATAL_FAILURE(GpuRuleProfiles(&gpu, &tree));
+  TargetProfile cpu = gpu;
+  cpu.quirks.push_back("cpu_device");
+  const std::string kReason = "8 rows as 2 row blocks of 4 side by side";
+  struct W {
+    ir::Scheme w;
+    int64_t gs;
+    bool blocks;  // where the rule applies at M = 8 on a GPU
+  };
+  for (const W& w : {W{ir::Scheme::Q4GSW, 32, true}, W{ir::Scheme::Q4GAW, 32, true}, W{ir::Scheme::Q4GMW, 32, true},
+                     W{ir::Scheme::Q4GSW, 16, false}, W{ir::Scheme::Q8GSW, 32, false}})
+    for (const int64_t m : {1, 4, 7, 8, 9}) {
+      for (const auto& [k, n] : {std::pair<int64_t, int64_t>{8224, 4096}, {2112, 100}}) {
+        for (const TargetProfile* p : {&gpu, &tree, &cpu}) {
+          auto sel = SelectGemvDq8caQ4(*p, m, k, n, w.w, w.gs);
+          ASSERT_TRUE(sel.ok()) << sel.error().message;
+          SCOPED_TRACE(sel->reason);
+          const bool expect = w.blocks && m == 8 && p != &cpu;
+          EXPECT_EQ(sel->row_blocks, expect ? 2u : 1u) << ir::SchemeName(w.w) << " g" << w.gs << " M = " << m;
+          EXPECT_EQ(sel->mb, expect ? 4u : uint32_t(std::min<int64_t>(m, 8)));
+          EXPECT_EQ(sel->reason.find(kReason) != std::string::npos, expect);
+          if (expect) {
+            linear::LinearShape ls;
+            ls.m = m;
+            ls.k = k;
+            ls.n = n;
+            ls.act = ir::Scheme::DQ8CA;
+            ls.weights = w.w;
+            ls.group_size = w.gs;
+            const linear::PackedLinear pk{};
+            const auto d = linear::LinearDispatch(ls, *sel, pk, linear::LinearConsts{}, *p);
+            EXPECT_EQ(uint64_t(d.group_count[0]) * d.group_count[1], uint64_t((n + sel->nr - 1) / sel->nr) * 2);
+            EXPECT_EQ(d.group_count[2], 1u);
+          }
+        }
+      }
+    }
+  uint32_t seed = 1010;
+  for (const TargetProfile* p : {&gpu, &tree}) {
+    g_profile_override = p;
+    for (const auto& [k, n] : {std::pair<int64_t, int64_t>{8224, 4096}, {2112, 100}}) {
+      auto sel = SelectGemvDq8caQ4(*p, 8, k, n);
+      ASSERT_TRUE(sel.ok() && sel->row_blocks == 2 && sel->pipelined == (k < 8192));
+      Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, 8, k, n, 32, seed++);
+    }
+    for (ir::Scheme w : {ir::Scheme::Q4GAW, ir::Scheme::Q4GMW}) {
+      auto sel = SelectGemvDq8caQ4(*p, 8, 2112, 36, w, 64);
+      ASSERT_TRUE(sel.ok() && sel->row_blocks == 2);
+      Check({w, ir::Scheme::DQ8CA, false, seed % 2 == 0, Accum::IntDot, Algo::Gemv}, 8, 2112, 36, 64, seed++);
+    }
+    Check({ir::Scheme::Q4GSW, ir::Scheme::Q8TA, false, true, Accum::IntDot, Algo::Gemv}, 8, 1056, 20, 32, seed++);
   }
   g_profile_override = nullptr;
 }

@@ -16,6 +16,7 @@
 #include "gpu_fixture.h"
 #include "row_fusion_helpers.h"
 #include "reference/reference.h"
+#include "schema/bundle_generated.h"
 
 namespace vkqc {
 namespace {
@@ -376,6 +377,41 @@ TEST(RowFusion, GateUpPairs) {
       Check(g, r, in, m, 2e-3, what);
       gpu_test::ExpectNoValidationMessages(what);
     }
+}
+
+// A gate/up pair at 8 rows with GPU rules (the test profile without cpu_device; with its pinned
+// subgroup size and the tree): the int4 GEMV takes two row blocks of 4 (select.cc TwoRowBlocks)
+// and its epilogue writes silu(gate) * up per row block; q4gsw and q4gaw, N 13 (a half-full last
+// workgroup) and 40, against the reference; the bundle's detail names the row blocks.
+TEST(RowFusion, GateUpPairsInTwoRowBlocks) {
+  auto base = LoadProfile(gpu_test::TestProfile());
+  ASSERT_TRUE(base.ok());
+  auto& q = base->quirks;
+  q.erase(std::remove(q.begin(), q.end(), "cpu_device"), q.end());
+  TargetProfile tree = *base;
+  tree.tuned_subgroup_size = 0;
+  for (const TargetProfile* p : {&*base, &tree})
+    for (ir::Scheme w : {ir::Scheme::Q4GSW, ir::Scheme::Q4GAW})
+      for (int64_t f : {13, 40}) {
+        const ir::Graph g = GateUpGraph(160, f, w, ir::Scheme::DQ8CA, f == 13, 0);
+        const std::string what = std::string(ir::SchemeName(w)) + " N " + std::to_string(f) +
+                                 (p == &tree ? " tree" : " subgroups");
+        CompileOptions o;
+        o.tokens = {8};
+        o.select.force_accum = linear::Accum::IntDot;
+        auto bundle = CompileGraph(g, *p, o, 0);
+        ASSERT_TRUE(bundle.ok()) << what << ": " << bundle.error().message;
+        int blocks = 0;
+        for (const auto* layer : *fb::bundle::GetBundle(bundle->data() + 4)->programs()->Get(0)->layers())
+          blocks += layer->detail()->str().find("2 row blocks side by side") != std::string::npos;
+        EXPECT_EQ(blocks, 1) << what;  // the pair's GEMV (down is q8csw)
+        std::map<std::string, std::vector<float>> in;
+        Ran r;
+        ASSERT_TRUE(RunBundle(g, *bundle, 8, &r, &in)) << what;
+        EXPECT_NE(r.variants[0].find("_gemv_swiglu"), std::string::npos) << what << ": " << r.variants[0];
+        Check(g, r, in, 8, 2e-3, what);
+        gpu_test::ExpectNoValidationMessages(what);
+      }
 }
 
 TEST(RowFusion, OnlyWhereTheRowIsComplete) {

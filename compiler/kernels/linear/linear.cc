@@ -220,6 +220,7 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     d.spec.push_back({14, c.mb});
     d.spec.push_back({15, c.subgroup_size ? c.subgroup_size : 32u});
     d.spec.push_back({16, c.unroll});
+    if (c.row_blocks > 1) d.spec.push_back({20, c.row_blocks});
     if (c.xq_norm) {
       uint32_t eps;
       std::memcpy(&eps, &c.xq_eps, 4);
@@ -238,8 +239,8 @@ DispatchParams LinearDispatch(const LinearShape& s, const LinearChoice& c, const
     }
     d.local_size[0] = c.threads;
     d.local_size[1] = d.local_size[2] = 1;
-    SplitGroups(Ceil(s.n, c.nr), p.max_compute_work_group_count[0], d.group_count);
-    d.group_count[2] = Ceil(s.m, c.mb);
+    SplitGroups(Ceil(s.n, c.nr) * c.row_blocks, p.max_compute_work_group_count[0], d.group_count);
+    d.group_count[2] = Ceil(s.m, c.mb * c.row_blocks);
     d.required_subgroup_size = c.subgroup_size;
   }
   return d;

@@ -117,6 +117,10 @@ struct LinearChoice {
   // GEMV with mb > 1, int4 x int8 in groups of a multiple of 32: the next batch of weights loaded
   // before each batch is computed (linear_gemv.comp, VKQC_ROWS_PIPELINE; select.cc: 4 rows on GPUs).
   bool pipelined = false;
+  // GEMV: the rows split into row_blocks blocks of mb rows whose workgroups over the same channels
+  // are launched side by side (linear_gemv.comp's RB: the row block is the fastest-varying
+  // workgroup index, so the second block's weight reads hit the L2 the first one's filled).
+  uint32_t row_blocks = 1;
   bool int4 = false;   // grouped weights (the GEMM stages group scales in shared memory)
   bool mins = false;   // q4gmw (the GEMM stages the groups' minimums too)
   // Cooperative matrix (accum CoopMat, algo Gemm): cm_m x cm_n x cm_k matrix shape; a workgroup

@@ -121,7 +121,8 @@ std::string ChoiceDetail(const LinearShape& shape, const LinearChoice& choice, c
         << " outputs per thread";
   else
     det << "workgroup " << choice.threads << ", " << choice.nr << " channels x " << choice.mb
-        << " rows per workgroup";
+        << " rows per workgroup"
+        << (choice.row_blocks > 1 ? ", " + std::to_string(choice.row_blocks) + " row blocks side by side" : "");
   if (shape.Grouped()) det << (shape.Int4() ? ", int4 groups of " : ", int8 groups of ") << shape.group_size;
   det << ", shared " << choice.SharedMemoryBytes() << " B, groups " << ld.group_count[0] << "x"
       << ld.group_count[1] << "x" << ld.group_count[2];

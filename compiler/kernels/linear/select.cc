@@ -388,6 +388,24 @@ bool OneRowIntDotOnGpu(const LinearShape& s, const TargetProfile& p, const Linea
   return c.algo == Algo::Gemv && s.m == 1 && c.accum == Accum::IntDot && !s.out_q8 && !HasQuirk(p, "cpu_device");
 }
 
+// Eight rows of an int4 x int8 GEMV on a GPU (the int-dot path, groups of a multiple of 32): two
+// row blocks of 4 side by side (LinearChoice::row_blocks). The eight-row GEMV's per-row work, not
+// its weight stream, held its time; two workgroups of 4 rows per channel block, launched together,
+// read the weights from memory once (the second from the L2) and each runs the 4-row kernel.
+// H100, dq8ca x q4gsw g32, us, 8 rows -> 2 x 4 (bench/RESULTS.md 2026-12-07 session 24):
+// 8192x2048 22.24 -> 18.91, 8192x28672 120.67 -> 113.34, 14336x4096 39.33-42.02 -> 37.54 (without
+// the next-batch prefetch; 39.71 with it); the GEMV at 8 rows of the wide short-K layers, which took
+// the cooperative matrix (42.82 / 22.75), 4096x14336 46.21 -> 39.23 and 2048x8192 24.48 -> 19.07;
+// the 1b example's 8-token step 1760 -> 1589 us, with its gate/up pair on the GEMV too 1519. At 2
+// and 4 rows two blocks lost on every shape but 8192x2048 at M = 2; at 5-7 rows mixed (8192x2048
+// M = 6 / 7 17.92 / 20.77 -> 16.16 / 18.56, 14336x4096 M = 5 / 7 30.27 / 36.22 -> 32.06 / 37.47).
+namespace {
+bool TwoRowBlocks(const LinearShape& s, const TargetProfile& p, Accum accum) {
+  return s.m == 8 && accum == Accum::IntDot && s.Int4() && s.group_size > 0 && s.group_size % 32 == 0 &&
+         !HasQuirk(p, "cpu_device");
+}
+}  // namespace
+
 LinearChoice ForRowPrologue(const LinearShape& s, const TargetProfile& p, LinearChoice c) {
   // Every workgroup quantizes the row before its weights arrive, so on long rows fewer workgroups
   // with more threads each: H100, the 1b example's down_proj (K 8192, N 2048) per layer summed
@@ -471,7 +489,11 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
       // bench/RESULTS.md 2026-11-27 session 5): 4096x14336 g128 46.7 -> 38.4, g64 47.9 -> 41.3,
       // q4gaw g128 47.4 -> 42.1, 2048x8192 g128 28.5 -> 22.0, 2048x16384 g128 37.0 -> 25.1; q8gsw
       // g128 lost (4096x14336 55.1 -> 57.6): int8 weights only in groups of 32, as before.
-      const bool short_k = s.k <= 4096 && (s.Int4() || s.group_size == 32) && (uint64_t(s.n) + 31) / 32 >= kSplitKBlocks;
+      // Since the GEMV takes eight rows as two row blocks (TwoRowBlocks), int4 in groups of 32 keeps
+      // the GEMV at M = 8 there (4096x14336 39.23 against the cooperative matrix's 42.82, 2048x8192
+      // 19.07 against 22.75; 2026-12-07 session 24); other groups were not measured that way.
+      const bool short_k = s.k <= 4096 && (s.Int4() || s.group_size == 32) && (uint64_t(s.n) + 31) / 32 >= kSplitKBlocks &&
+                           !(s.Int4() && s.group_size == 32 && TwoRowBlocks(s, p, c.accum));
       gemv_max = std::min(gemv_max, short_k ? kCoopMatGroupedGemvMaxM - 1 : kCoopMatGroupedGemvMaxM);
       cm_rule = std::string(" (the grouped int8 cooperative-matrix threshold") + (short_k ? ", 7 for a wide layer of K <= 4096)" : ")");
     } else if (plan && !probe.cm_int8 && !s.Quantized() && o.allow_fp16 &&
@@ -560,6 +582,11 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     why << ", " << c.threads << " threads x " << c.nr << " channels, " << c.unroll << " unit(s) in flight"
         << (p.gemv_threads || p.gemv_channels || p.gemv_unroll ? " (tuned)" : "");
     c.mb = uint32_t(std::min<int64_t>(s.m, 8));
+    if (TwoRowBlocks(s, p, c.accum)) {  // (s.m == 8)
+      c.row_blocks = 2;
+      c.mb = 4;
+      why << "; 8 rows as 2 row blocks of 4 side by side";
+    }
     // Several rows per workgroup: the reduction of mb x nr sums across the workgroup, not the
     // weight stream, holds the time, so on GPUs fewer threads take more units each (down to 32,
     // at most 4 units per thread) and, on the int-dot path, 2 channels. H100 (bench/RESULTS.md
@@ -627,11 +654,12 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // 25.95, 8192x2048 15.30 -> 14.91 us, but 8192x28672 75.58 -> 77.31 (N beyond 16384: not
     // there). At 2 rows it lost everywhere (the 1b's 2-token step +5-6 us), at 8 on the long
     // layers (14336x4096 42.3 -> 51.7, 8192x28672 119.1 -> 127.3) and the 1b's 8-token step
-    // (+26 us); at 3 and 5-7 rows within one round's noise (the 1b's 3/5/6-token steps -8/-17/-15
+    // (+26 us; since session 24 eight rows run as two blocks of 4, TwoRowBlocks: these take it but
+    // for the long layers, 14336x4096 37.54 without it against 39.71); at 3 and 5-7 rows within one round's noise (the 1b's 3/5/6-token steps -8/-17/-15
     // us against ~7 between two bundles of the same kernels) or slower (7 tokens +25 us, the long
     // layers at M = 6 / 7).
     c.pipelined = c.mb == 4 && !HasQuirk(p, "cpu_device") && c.accum == Accum::IntDot && s.Int4() &&
-                  s.group_size > 0 && s.group_size % 32 == 0 && !(long_rows && s.n > 16384);
+                  s.group_size > 0 && s.group_size % 32 == 0 && !(long_rows && (s.n > 16384 || c.row_blocks > 1));
     if (c.pipelined) why << ", the next weight batch loaded before each batch's compute";
     while (c.SharedMemoryBytes() > shm && c.nr > (s.out_q8 ? 4u : 1u)) c.nr /= 2;
   }

@@ -331,10 +331,15 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
       {ir::Scheme::DQ8CA, ir::Scheme::Q8GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q8gsw_cm_gemm_splitk"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 128, 9, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
       // Groups of 32 too since the per-group fold got cheap (H100: 74.7 us against the GEMV's 131.5).
-      // Wide layers of K <= 4096: the cooperative matrix from M = 8 (4096x14336: 48.4 us against 52.8).
+      // Wide layers of K <= 4096: the cooperative matrix from M = 8 (4096x14336: 48.4 us against
+      // 52.8), but int4 in groups of 32 keeps the GEMV at M = 8 since it runs eight rows as two
+      // row blocks of 4 (39.23 against 42.82; session 24); other groups still take it at 8.
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 7, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
-      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 2048, 8192, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 2048, 8192, false, "linear_dq8ca_q4gsw_dot_gemv"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 9, 2048, 8192, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 64, 8, 2048, 8192, false, "linear_dq8ca_q4gsw_cm_gemm"},
+      {ir::Scheme::DQ8CA, ir::Scheme::Q4GAW, 32, 8, 4096, 14336, false, "linear_dq8ca_q4gaw_dot_gemv"},
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 8192, 28672, false, "linear_dq8ca_q4gsw_dot_gemv"},  // K 8192
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 8, 4096, 4096, false, "linear_dq8ca_q4gsw_dot_gemv"},   // 128 blocks of 32
       {ir::Scheme::DQ8CA, ir::Scheme::Q4GSW, 32, 16, 4096, 14336, false, "linear_dq8ca_q4gsw_cm_gemm_splitk"},
@@ -374,6 +379,9 @@ TEST(CoopMatSelect, GemvThresholdGroupedAndFp16) {
     auto ch = SelectLinear(s, p, o);
     ASSERT_TRUE(ch.ok()) << ch.error().message;
     EXPECT_EQ(ch->VariantName(s), c.want) << "M=" << c.m << " N=" << c.n << ": " << ch->reason;
+    // Eight rows of an int4 int-dot GEMV (groups of a multiple of 32): two row blocks of 4.
+    const bool blocks = ch->algo == Algo::Gemv && ch->accum == Accum::IntDot && c.m == 8 && s.Int4() && c.gs % 32 == 0;
+    EXPECT_EQ(ch->row_blocks, blocks ? 2u : 1u) << "M=" << c.m << " N=" << c.n << ": " << ch->reason;
   }
 }
 
