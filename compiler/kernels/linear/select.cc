@@ -645,6 +645,8 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // 8192x2048 at M = 8 23.3 -> 22.1-22.3 (bench/RESULTS.md 2026-12-07 sessions 19, 20 and 22).
     // On the tree side by side everywhere (measured on 128 threads, hopper-tree: 8192x2048 at M = 8
     // 23.8 -> 19.1), where one row after another costs log2(threads) + 2 barriers per row.
+    // (Since session 24 eight rows of these layers are two row blocks of 4, TwoRowBlocks: 8 rows per
+    // workgroup remain for larger batches where the GEMV takes them, and groups not a multiple of 32.)
     c.rows_at_once = c.mb > 1 && !(long_rows && c.subgroup_size && c.mb == 8 && s.k > 8192);  // long_rows: mb > 1
     if (c.mb > 1) why << (c.rows_at_once ? ", rows finished side by side" : ", rows finished one after another");
     // Four rows on GPUs (int4 x int8, groups a multiple of 32): the next batch of weights loaded
