@@ -396,7 +396,8 @@ bool OneRowIntDotOnGpu(const LinearShape& s, const TargetProfile& p, const Linea
 // 8192x2048 22.24 -> 18.91, 8192x28672 120.67 -> 113.34, 14336x4096 39.33-42.02 -> 37.54 (without
 // the next-batch prefetch; 39.71 with it); the GEMV at 8 rows of the wide short-K layers, which took
 // the cooperative matrix (42.82 / 22.75), 4096x14336 46.21 -> 39.23 and 2048x8192 24.48 -> 19.07;
-// the 1b example's 8-token step 1760 -> 1589 us, with its gate/up pair on the GEMV too 1519. At 2
+// the 1b example's 8-token step 1760 -> 1589 us, with its gate/up pair on the GEMV too 1519 (the
+// landed rule, another call: 1757 -> 1483; hopper-tree 1795 -> 1539). At 2
 // and 4 rows two blocks lost on every shape but 8192x2048 at M = 2; at 5-7 rows mixed (8192x2048
 // M = 6 / 7 17.92 / 20.77 -> 16.16 / 18.56, 14336x4096 M = 5 / 7 30.27 / 36.22 -> 32.06 / 37.47).
 namespace {
@@ -657,9 +658,9 @@ Result<LinearChoice> SelectLinear(const LinearShape& s, const TargetProfile& p,
     // there). At 2 rows it lost everywhere (the 1b's 2-token step +5-6 us), at 8 on the long
     // layers (14336x4096 42.3 -> 51.7, 8192x28672 119.1 -> 127.3) and the 1b's 8-token step
     // (+26 us; since session 24 eight rows run as two blocks of 4, TwoRowBlocks: these take it but
-    // for the long layers, 14336x4096 37.54 without it against 39.71); at 3 and 5-7 rows within one round's noise (the 1b's 3/5/6-token steps -8/-17/-15
-    // us against ~7 between two bundles of the same kernels) or slower (7 tokens +25 us, the long
-    // layers at M = 6 / 7).
+    // for the long layers, 14336x4096 37.54 without it against 39.71); at 3 and 5-7 rows within
+    // one round's noise (the 1b's 3/5/6-token steps -8/-17/-15 us against ~7 between two bundles
+    // of the same kernels) or slower (7 tokens +25 us, the long layers at M = 6 / 7).
     c.pipelined = c.mb == 4 && !HasQuirk(p, "cpu_device") && c.accum == Accum::IntDot && s.Int4() &&
                   s.group_size > 0 && s.group_size % 32 == 0 && !(long_rows && (s.n > 16384 || c.row_blocks > 1));
     if (c.pipelined) why << ", the next weight batch loaded before each batch's compute";
