@@ -563,7 +563,8 @@ TEST(Int4, PipelinedSeveralRowGemv) {
 // a CPU device, not for groups of 16, not for int8 weights. The selection checked (rows, blocks,
 // reason, the dispatch's groups) with GPU rules, subgroupAdd and the tree, then the kernels
 // against the reference: long wide (several batches per thread, not pipelined) and short ragged
-// layers (pipelined), symmetric, asymmetric and min-offset weights, int8 outputs.
+// layers (pipelined), symmetric, asymmetric and min-offset weights, int8 outputs, a grid split
+// along y.
 TEST(Int4, TwoRowBlocksAtEightRows) {
   TargetProfile gpu, tree;
   ASSERT_NO_FATAL_FAILURE(GpuRuleProfiles(&gpu, &tree));
@@ -617,6 +618,9 @@ TEST(Int4, TwoRowBlocksAtEightRows) {
       Check({w, ir::Scheme::DQ8CA, false, seed % 2 == 0, Accum::IntDot, Algo::Gemv}, 8, 2112, 36, 64, seed++);
     }
     Check({ir::Scheme::Q4GSW, ir::Scheme::Q8TA, false, true, Accum::IntDot, Algo::Gemv}, 8, 1056, 20, 32, seed++);
+    // 2 x 35001 workgroups: more than maxComputeWorkGroupCount[0] (65535), split along y; the row
+    // block is still the linear workgroup index modulo 2.
+    Check({ir::Scheme::Q4GSW, ir::Scheme::DQ8CA, false, false, Accum::IntDot, Algo::Gemv}, 8, 64, 70001, 32, seed++);
   }
   g_profile_override = nullptr;
 }
