@@ -6,7 +6,10 @@
 # workgroup index, so the second block's weights come from the L2); VKQC_SG_CHANNELS=S makes
 # workgroups of S subgroups, each with its own 2 channels over the whole K (the subgroups read the
 # same activations); VKQC_ROWS_PIPELINE=0/1 forces the next-batch prefetch off/on.
-# .dev/bin.tar.xz: vkqc_old (main 6439ea2), vkqc (this tree). In order of importance:
+# The switches existed only in that measurement build (never on main; 87acc24 landed the rule without
+# them): with main's binary every switched mode compiles the selection's kernels, so this script
+# records session 24's measurement and is not a re-runnable comparison; bench/device_rowblocks_verify.sh is.
+# .dev/bin.tar.xz: vkqc_old (main 6439ea2), vkqc (the measurement build). In order of importance:
 #   1. single layers (the five decode shapes, dq8ca x q4gsw g32) at M = 1 / 2 / 4 / 8 per mode,
 #      each program reference-checked at M = 5;
 #   2. the 1b example's 1/2/4/8-token steps at position 128: old, new default, the variants;

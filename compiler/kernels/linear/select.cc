@@ -397,9 +397,9 @@ bool OneRowIntDotOnGpu(const LinearShape& s, const TargetProfile& p, const Linea
 // the next-batch prefetch; 39.71 with it); the GEMV at 8 rows of the wide short-K layers, which took
 // the cooperative matrix (42.82 / 22.75), 4096x14336 46.21 -> 39.23 and 2048x8192 24.48 -> 19.07;
 // the 1b example's 8-token step 1760 -> 1589 us, with its gate/up pair on the GEMV too 1519 (the
-// landed rule, another call: 1757 -> 1483; hopper-tree 1795 -> 1539). At 2
-// and 4 rows two blocks lost on every shape but 8192x2048 at M = 2; at 5-7 rows mixed (8192x2048
-// M = 6 / 7 17.92 / 20.77 -> 16.16 / 18.56, 14336x4096 M = 5 / 7 30.27 / 36.22 -> 32.06 / 37.47).
+// landed rule, another call: 1757 -> 1483; hopper-tree 1795 -> 1539). At 2 and 4 rows two blocks
+// lost on every shape but 8192x2048 at M = 2; at 5-7 rows mixed (8192x2048 M = 6 / 7 17.92 /
+// 20.77 -> 16.16 / 18.56, 14336x4096 M = 5 / 7 30.27 / 36.22 -> 32.06 / 37.47).
 namespace {
 bool TwoRowBlocks(const LinearShape& s, const TargetProfile& p, Accum accum) {
   return s.m == 8 && accum == Accum::IntDot && s.Int4() && s.group_size > 0 && s.group_size % 32 == 0 &&
